@@ -1,0 +1,2 @@
+export * from './wire/index.js'
+export * from './errors/index.js'

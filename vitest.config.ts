@@ -1,0 +1,21 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url))
+
+// Packages resolve to their sources so tests never need a build; the build and
+// the packed output are checked separately (npm test runs both).
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@tidelog/protocol': src('./packages/protocol/src/index.ts'),
+    },
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', 'test/interop/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+})
