@@ -1,2 +1,7 @@
 export * from './wire/index.js'
 export * from './errors/index.js'
+export * from './frame.js'
+export * from './header.js'
+export * from './messages/index.js'
+export * from './records/index.js'
+export * from './murmur2.js'
