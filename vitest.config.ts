@@ -9,6 +9,7 @@ export default defineConfig({
   resolve: {
     alias: {
       '@tidelog/protocol': src('./packages/protocol/src/index.ts'),
+      '@tidelog/broker': src('./apps/broker/src/index.ts'),
     },
   },
   test: {

@@ -1,0 +1,289 @@
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
+
+/** Everything the broker can be told. Durations are milliseconds, sizes bytes. */
+export interface BrokerConfig {
+  host: string
+  /** 0 picks an ephemeral port; the chosen one is reported once listening. */
+  port: number
+  /** What Metadata tells clients to connect to; defaults to host (or 127.0.0.1 for a wildcard host). */
+  advertisedHost: string | undefined
+  /** Defaults to the port actually bound. */
+  advertisedPort: number | undefined
+  dataDir: string
+  nodeId: number
+  /** Partition count of auto-created topics (Kafka's num.partitions). */
+  numPartitions: number
+  autoCreateTopics: boolean
+  segmentBytes: number
+  segmentMs: number
+  /** -1 keeps segments forever. */
+  retentionMs: number
+  /** -1 keeps segments regardless of size. */
+  retentionBytes: number
+  /**
+   * fsync after this many appended messages; Infinity (the default, as Kafka's
+   * flush.messages) leaves durability to the page cache and replication. 1 fsyncs
+   * before every acknowledgement.
+   */
+  flushMessages: number
+  /** fsync at least this often (ms); Infinity leaves it to the page cache. */
+  flushMs: number
+  maxMessageBytes: number
+  maxRequestBytes: number
+  logLevel: LogLevel
+}
+
+export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
+  host: '127.0.0.1',
+  port: 9092,
+  advertisedHost: undefined,
+  advertisedPort: undefined,
+  dataDir: './data',
+  nodeId: 1,
+  numPartitions: 1,
+  autoCreateTopics: true,
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 60 * 60 * 1000,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+  retentionBytes: -1,
+  flushMessages: Infinity,
+  flushMs: Infinity,
+  // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
+  maxMessageBytes: 1048588,
+  maxRequestBytes: 100 * 1024 * 1024,
+  logLevel: 'info',
+})
+
+/** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+type Kind =
+  | { type: 'string'; nonEmpty?: boolean }
+  | { type: 'int'; min: number; max: number; infinite?: 'max' | 'minusOne' }
+  | { type: 'bool' }
+  | { type: 'enum'; values: readonly string[] }
+
+interface OptionSpec {
+  key: keyof BrokerConfig
+  flag: string
+  env: string
+  kind: Kind
+  help: string
+}
+
+const INT32_MAX = 2 ** 31 - 1
+const SAFE = Number.MAX_SAFE_INTEGER
+
+// One table drives flags, environment variables, the config file and --help, so
+// they cannot drift apart.
+export const OPTIONS: readonly OptionSpec[] = [
+  { key: 'host', flag: 'host', env: 'TIDELOG_HOST', kind: { type: 'string', nonEmpty: true }, help: 'address to listen on' },
+  { key: 'port', flag: 'port', env: 'TIDELOG_PORT', kind: { type: 'int', min: 0, max: 65535 }, help: 'port to listen on; 0 picks a free one (printed when ready)' },
+  { key: 'advertisedHost', flag: 'advertised-host', env: 'TIDELOG_ADVERTISED_HOST', kind: { type: 'string', nonEmpty: true }, help: 'host clients are told to connect to (default: --host, or 127.0.0.1 for 0.0.0.0/::)' },
+  { key: 'advertisedPort', flag: 'advertised-port', env: 'TIDELOG_ADVERTISED_PORT', kind: { type: 'int', min: 1, max: 65535 }, help: 'port clients are told to connect to (default: the bound port)' },
+  { key: 'dataDir', flag: 'data-dir', env: 'TIDELOG_DATA_DIR', kind: { type: 'string', nonEmpty: true }, help: 'directory holding the logs, offsets and checkpoints' },
+  { key: 'nodeId', flag: 'node-id', env: 'TIDELOG_NODE_ID', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'this broker\'s node id' },
+  { key: 'numPartitions', flag: 'num-partitions', env: 'TIDELOG_NUM_PARTITIONS', kind: { type: 'int', min: 1, max: 100000 }, help: 'partitions of an auto-created topic' },
+  { key: 'autoCreateTopics', flag: 'auto-create-topics', env: 'TIDELOG_AUTO_CREATE_TOPICS', kind: { type: 'bool' }, help: 'create unknown topics on Metadata/Produce (true|false)' },
+  { key: 'segmentBytes', flag: 'segment-bytes', env: 'TIDELOG_SEGMENT_BYTES', kind: { type: 'int', min: 14, max: INT32_MAX }, help: 'roll a segment once it reaches this size' },
+  { key: 'segmentMs', flag: 'segment-ms', env: 'TIDELOG_SEGMENT_MS', kind: { type: 'int', min: 1, max: SAFE }, help: 'roll a segment once it is this old' },
+  { key: 'retentionMs', flag: 'retention-ms', env: 'TIDELOG_RETENTION_MS', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete segments whose newest record is older than this; -1 keeps them' },
+  { key: 'retentionBytes', flag: 'retention-bytes', env: 'TIDELOG_RETENTION_BYTES', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete oldest segments while a partition is larger than this; -1 keeps them' },
+  { key: 'flushMessages', flag: 'flush-messages', env: 'TIDELOG_FLUSH_MESSAGES', kind: { type: 'int', min: 1, max: SAFE, infinite: 'max' }, help: 'fsync after this many messages (1 = before every acknowledgement); default: page cache' },
+  { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
+  { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
+  { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TIDELOG_MAX_REQUEST_BYTES', kind: { type: 'int', min: 1024, max: INT32_MAX }, help: 'largest request frame accepted; larger ones close the connection' },
+  { key: 'logLevel', flag: 'log-level', env: 'TIDELOG_LOG_LEVEL', kind: { type: 'enum', values: ['error', 'warn', 'info', 'debug'] }, help: 'error | warn | info | debug' },
+]
+
+const CONFIG_ENV = 'TIDELOG_CONFIG'
+
+function describeDefault(spec: OptionSpec): string {
+  const v = DEFAULT_CONFIG[spec.key]
+  if (v === undefined) return ''
+  if (v === Infinity) return ' (default: none, page cache)'
+  return ` (default: ${String(v)})`
+}
+
+export function helpText(): string {
+  const lines = [
+    'Usage: tidelog-broker [options]',
+    '',
+    'A Kafka-wire-compatible broker. Every option can also be set through the',
+    'environment variable shown, or in a JSON config file (--config) whose keys are',
+    'the option names without dashes in camelCase (e.g. "segmentBytes") or as spelled',
+    'here (e.g. "segment-bytes"). Precedence: flag > environment > file > default.',
+    'Sizes are bytes, durations milliseconds.',
+    '',
+    'Options:',
+  ]
+  const rows: [string, string][] = OPTIONS.map((o) => [
+    `--${o.flag} <${o.kind.type === 'bool' ? 'bool' : o.kind.type === 'int' ? 'n' : 'value'}>`,
+    `${o.help}${describeDefault(o)}  [${o.env}]`,
+  ])
+  rows.push(['--config <file>', `JSON config file  [${CONFIG_ENV}]`])
+  rows.push(['-h, --help', 'print this help and exit'])
+  const width = Math.max(...rows.map((r) => r[0].length)) + 2
+  for (const [a, b] of rows) lines.push(`  ${a.padEnd(width)}${b}`)
+  return lines.join('\n') + '\n'
+}
+
+function parseValue(spec: OptionSpec, raw: unknown, source: string): unknown {
+  const where = `${source}: `
+  const k = spec.kind
+  switch (k.type) {
+    case 'string': {
+      if (typeof raw !== 'string') throw new ConfigError(`${where}expected a string, got ${JSON.stringify(raw)}`)
+      if (k.nonEmpty === true && raw.trim() === '') throw new ConfigError(`${where}must not be empty`)
+      return raw
+    }
+    case 'bool': {
+      if (typeof raw === 'boolean') return raw
+      if (typeof raw === 'string') {
+        const s = raw.trim().toLowerCase()
+        if (s === 'true' || s === '1' || s === 'yes') return true
+        if (s === 'false' || s === '0' || s === 'no') return false
+      }
+      throw new ConfigError(`${where}expected true or false, got ${JSON.stringify(raw)}`)
+    }
+    case 'enum': {
+      if (typeof raw === 'string' && k.values.includes(raw)) return raw
+      throw new ConfigError(`${where}expected one of ${k.values.join(', ')}, got ${JSON.stringify(raw)}`)
+    }
+    case 'int': {
+      let n: number
+      if (typeof raw === 'number') n = raw
+      else if (typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw)) n = Number(raw)
+      else throw new ConfigError(`${where}expected an integer, got ${JSON.stringify(raw)}`)
+      // Kafka spells "no limit" as Long.MAX_VALUE for flush.*; accept -1 too, as people type it.
+      if (k.infinite === 'max' && n === -1) return Infinity
+      if (!Number.isSafeInteger(n) || n < k.min || n > k.max) {
+        throw new ConfigError(`${where}expected an integer from ${k.min} to ${k.max}, got ${JSON.stringify(raw)}`)
+      }
+      return n
+    }
+  }
+}
+
+function readConfigFile(path: string, readFile: (p: string) => string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFile(path)
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as Error).message}`)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`)
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${path} must hold a JSON object`)
+  }
+  return parsed as Record<string, unknown>
+}
+
+// parseArgs refuses `--retention-ms -1` as ambiguous (the value looks like a
+// flag); -1 is how Kafka spells "unlimited", so glue a negative number to the
+// value-taking flag before it.
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    const next = argv[i + 1]
+    if (a.startsWith('--') && !a.includes('=') && next !== undefined && /^-\d+$/.test(next)) {
+      out.push(`${a}=${next}`)
+      i++
+    } else {
+      out.push(a)
+    }
+  }
+  return out
+}
+
+export type ParseResult = { help: true } | { help: false; config: BrokerConfig }
+
+export interface ParseSources {
+  argv?: readonly string[]
+  env?: NodeJS.ProcessEnv
+  readFile?: (path: string) => string
+}
+
+/**
+ * Resolves the configuration from flags, environment and an optional JSON file.
+ * Throws ConfigError with a message fit for a human on anything it cannot use.
+ */
+export function parseConfig(sources: ParseSources = {}): ParseResult {
+  const argv = sources.argv ?? process.argv.slice(2)
+  const env = sources.env ?? process.env
+  const readFile = sources.readFile ?? ((p: string) => readFileSync(p, 'utf8'))
+
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    config: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  }
+  for (const o of OPTIONS) options[o.flag] = { type: 'string' }
+
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({ args: joinNegativeValues(argv), options, strict: true, allowPositionals: false }).values as typeof values
+  } catch (err) {
+    // parseArgs' own messages name the flag; add where to look.
+    throw new ConfigError(`${(err as Error).message}\nRun with --help to see the options.`)
+  }
+  if (values.help === true) return { help: true }
+
+  const configPath = (values.config as string | undefined) ?? env[CONFIG_ENV]
+  const file = configPath !== undefined && configPath !== '' ? readConfigFile(configPath, readFile) : {}
+
+  const byFileKey = new Map<string, OptionSpec>()
+  for (const o of OPTIONS) {
+    byFileKey.set(o.key, o)
+    byFileKey.set(o.flag, o)
+  }
+  for (const k of Object.keys(file)) {
+    if (!byFileKey.has(k)) throw new ConfigError(`config file ${configPath}: unknown option "${k}"`)
+  }
+
+  const config: BrokerConfig = { ...DEFAULT_CONFIG }
+  const seenInFile = new Set<keyof BrokerConfig>()
+  for (const [k, raw] of Object.entries(file)) {
+    const spec = byFileKey.get(k)!
+    if (seenInFile.has(spec.key)) throw new ConfigError(`config file ${configPath}: "${k}" is set twice`)
+    seenInFile.add(spec.key)
+    ;(config as unknown as Record<string, unknown>)[spec.key] = parseValue(spec, raw, `config file ${configPath}, "${k}"`)
+  }
+  for (const o of OPTIONS) {
+    const e = env[o.env]
+    if (e !== undefined && e !== '') {
+      ;(config as unknown as Record<string, unknown>)[o.key] = parseValue(o, e, `environment ${o.env}`)
+    }
+    const f = values[o.flag]
+    if (typeof f === 'string') {
+      ;(config as unknown as Record<string, unknown>)[o.key] = parseValue(o, f, `--${o.flag}`)
+    }
+  }
+  return { help: false, config }
+}
+
+// Exposed for callers that build a config programmatically (startBroker) and want
+// the same checks as the CLI.
+export function validateConfig(partial: Partial<BrokerConfig>): BrokerConfig {
+  const config: BrokerConfig = { ...DEFAULT_CONFIG }
+  for (const o of OPTIONS) {
+    const v = partial[o.key]
+    if (v === undefined) continue
+    ;(config as unknown as Record<string, unknown>)[o.key] =
+      v === Infinity && o.kind.type === 'int' && o.kind.infinite === 'max' ? Infinity : parseValue(o, v, `option ${o.key}`)
+  }
+  return config
+}
