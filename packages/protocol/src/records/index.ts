@@ -1,2 +1,15 @@
-// Filled in by the module's owner; exported here so the package entry is stable.
-export {}
+export { crc32c } from './crc32c.js'
+export { CompressionType, compressionTypeOf, compressionName } from './compression-type.js'
+export type { CompressionName } from './compression-type.js'
+export { CorruptRecordError, InvalidRecordError, RecordTooLargeError } from './errors.js'
+export {
+  RECORD_BATCH_OVERHEAD,
+  LOG_OVERHEAD,
+  readBatchHeader,
+  batchSizeAt,
+  validateRecordBatch,
+  setBaseOffset,
+  setPartitionLeaderEpoch,
+  iterateBatches,
+} from './batch-header.js'
+export type { RecordBatchHeader } from './batch-header.js'
