@@ -1,0 +1,135 @@
+/**
+ * Imports the wire-format facts of the Kafka message definitions tidelog speaks into spec/.
+ *
+ *   npx tsx scripts/import-spec.ts <kafka>/clients/src/main/resources/common/message
+ *
+ * Kafka's files are JSON with // comments and prose ("about"). Only facts are kept: names,
+ * types, version ranges, nullability, tags, defaults, ignorability. The output is committed,
+ * so the build (scripts/generate.ts) never needs the Kafka sources.
+ */
+import { readFileSync, writeFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { join, dirname, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+/** The APIs tidelog implements (each as its Request and Response file). */
+export const API_NAMES = [
+  'Produce', 'Fetch', 'ListOffsets', 'Metadata', 'OffsetCommit', 'OffsetFetch', 'FindCoordinator',
+  'JoinGroup', 'Heartbeat', 'LeaveGroup', 'SyncGroup', 'DescribeGroups', 'ListGroups',
+  'SaslHandshake', 'ApiVersions', 'CreateTopics', 'DeleteTopics', 'DeleteRecords', 'InitProducerId',
+  'OffsetForLeaderEpoch', 'AddPartitionsToTxn', 'AddOffsetsToTxn', 'EndTxn', 'TxnOffsetCommit',
+  'DescribeConfigs', 'AlterConfigs', 'SaslAuthenticate', 'CreatePartitions', 'DeleteGroups',
+  'IncrementalAlterConfigs', 'OffsetDelete', 'DescribeCluster', 'ConsumerGroupHeartbeat',
+] as const
+
+/** Versioned structures that are not API messages. */
+export const OTHER_NAMES = [
+  'RequestHeader', 'ResponseHeader', 'ConsumerProtocolSubscription', 'ConsumerProtocolAssignment',
+] as const
+
+const MESSAGE_KEYS = [
+  'apiKey', 'type', 'name', 'validVersions', 'deprecatedVersions', 'flexibleVersions',
+  'latestVersionUnstable', 'fields', 'commonStructs',
+] as const
+const FIELD_KEYS = [
+  'name', 'type', 'versions', 'nullableVersions', 'taggedVersions', 'tag', 'flexibleVersions',
+  'default', 'ignorable', 'fields',
+] as const
+const STRUCT_KEYS = ['name', 'versions', 'fields'] as const
+
+/** Removes // comments outside string literals (string values may themselves contain "//"). */
+export function stripComments(text: string): string {
+  let out = ''
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (inString) {
+      out += c
+      if (c === '\\') out += text[++i] ?? ''
+      else if (c === '"') inString = false
+    } else if (c === '"') {
+      inString = true
+      out += c
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++
+      out += '\n'
+    } else {
+      out += c
+    }
+  }
+  return out
+}
+
+type Json = Record<string, unknown>
+
+function pick(obj: Json, keys: readonly string[], map: (key: string, v: unknown) => unknown): Json {
+  const out: Json = {}
+  for (const k of keys) if (obj[k] !== undefined) out[k] = map(k, obj[k])
+  return out
+}
+
+function field(f: Json): Json {
+  return pick(f, FIELD_KEYS, (k, v) => (k === 'fields' ? (v as Json[]).map(field) : v))
+}
+
+function struct(s: Json): Json {
+  return pick(s, STRUCT_KEYS, (k, v) => (k === 'fields' ? (v as Json[]).map(field) : v))
+}
+
+export function importMessage(text: string): Json {
+  const raw = JSON.parse(stripComments(text)) as Json
+  return pick(raw, MESSAGE_KEYS, (k, v) => {
+    if (k === 'fields') return (v as Json[]).map(field)
+    if (k === 'commonStructs') return (v as Json[]).map(struct)
+    return v
+  })
+}
+
+/** One field per line: small diffs when Kafka changes a definition. */
+export function formatSpec(spec: Json): string {
+  const lines: string[] = []
+  const fieldLines = (fields: Json[], indent: string): void => {
+    fields.forEach((f, i) => {
+      const comma = i < fields.length - 1 ? ',' : ''
+      const { fields: sub, ...rest } = f
+      if (sub === undefined) {
+        lines.push(`${indent}${JSON.stringify(rest)}${comma}`)
+      } else {
+        const head = JSON.stringify(rest).slice(0, -1)
+        lines.push(`${indent}${head},"fields":[`)
+        fieldLines(sub as Json[], indent + '  ')
+        lines.push(`${indent}]}${comma}`)
+      }
+    })
+  }
+  const { fields, commonStructs, ...top } = spec
+  lines.push(`${JSON.stringify(top).slice(0, -1)},"fields":[`)
+  fieldLines(fields as Json[], '  ')
+  if (commonStructs === undefined) {
+    lines.push(']}')
+  } else {
+    lines.push('],"commonStructs":[')
+    fieldLines(commonStructs as Json[], '  ')
+    lines.push(']}')
+  }
+  return lines.join('\n') + '\n'
+}
+
+function main(): void {
+  const src = process.argv[2]
+  if (src === undefined) {
+    console.error('usage: tsx scripts/import-spec.ts <path to Kafka message definitions>')
+    process.exit(2)
+  }
+  const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'spec')
+  mkdirSync(out, { recursive: true })
+  for (const f of readdirSync(out)) if (f.endsWith('.json')) rmSync(join(out, f))
+  const names = [...OTHER_NAMES, ...API_NAMES.flatMap((n) => [`${n}Request`, `${n}Response`])]
+  for (const name of names) {
+    const spec = importMessage(readFileSync(join(src, `${name}.json`), 'utf8'))
+    if (spec.name !== name) throw new Error(`${name}.json declares ${String(spec.name)}`)
+    writeFileSync(join(out, `${name}.json`), formatSpec(spec))
+  }
+  console.log(`wrote ${names.length} definitions to ${out}`)
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main()
