@@ -1,1 +1,6 @@
 export * from './base.js'
+export { ErrorCodes, ERROR_TABLE } from './codes.js'
+export type { ErrorName, KafkaErrorInfo } from './codes.js'
+export { KAFKA_ERRORS, errorByCode, errorByName, isRetriable } from './lookup.js'
+export { ProtocolError, throwIfError } from './protocol-error.js'
+export type { ProtocolErrorContext } from './protocol-error.js'
