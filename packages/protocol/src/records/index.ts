@@ -13,3 +13,11 @@ export {
   iterateBatches,
 } from './batch-header.js'
 export type { RecordBatchHeader } from './batch-header.js'
+export {
+  registerCodec,
+  getCodec,
+  compress,
+  decompress,
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
+} from './compression.js'
+export type { CompressionCodec } from './compression.js'
