@@ -1,0 +1,5 @@
+export { DEFAULT_CONFIG, ConfigError, parseConfig, validateConfig, helpText } from './config.js'
+export type { BrokerConfig, LogLevel, ParseResult } from './config.js'
+export { createLogger, silentLogger } from './logger.js'
+export type { Logger } from './logger.js'
+export * from './log/index.js'

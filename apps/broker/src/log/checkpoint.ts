@@ -1,0 +1,108 @@
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { open, rename } from 'node:fs/promises'
+import { dirname } from 'node:path'
+
+/**
+ * Replaces `path` with `data` so that a crash leaves either the old or the new
+ * content, never a mix: write a temp file, fsync it, rename it over, fsync the
+ * directory so the rename itself is durable.
+ */
+export function writeFileAtomicSync(path: string, data: string | Buffer): void {
+  const tmp = `${path}.tmp`
+  const fd = openSync(tmp, 'w')
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data) : data
+    let done = 0
+    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(tmp, path)
+  fsyncDirSync(dirname(path))
+}
+
+/** The same, without blocking the event loop on the fsyncs. */
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  const tmp = `${path}.tmp`
+  const fh = await open(tmp, 'w')
+  try {
+    await fh.writeFile(data)
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+  await rename(tmp, path)
+  await fsyncDir(dirname(path))
+}
+
+export function fsyncDirSync(dir: string): void {
+  // Directories cannot be opened for fsync on Windows; there the rename is what we get.
+  if (process.platform === 'win32') return
+  const fd = openSync(dir, 'r')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return
+  const fh = await open(dir, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+}
+
+// Kafka's offset checkpoint layout: a version line, a count line, then one
+// "topic partition offset" line per partition. Topic names cannot contain
+// spaces, so the format needs no quoting.
+const VERSION = 0
+
+/** Keyed by partition directory name (`<topic>-<partition>`). */
+export type Checkpoint = Map<string, { topic: string; partition: number; offset: number }>
+
+export function formatCheckpoint(entries: Iterable<{ topic: string; partition: number; offset: number }>): string {
+  const lines: string[] = []
+  for (const e of entries) lines.push(`${e.topic} ${e.partition} ${e.offset}`)
+  return `${VERSION}\n${lines.length}\n${lines.join('\n')}${lines.length > 0 ? '\n' : ''}`
+}
+
+/** Parses a checkpoint; throws an Error naming the problem if it is malformed. */
+export function parseCheckpoint(text: string): Checkpoint {
+  const lines = text.split('\n')
+  if (lines[lines.length - 1] === '') lines.pop()
+  if (lines.length < 2 || lines[0] !== String(VERSION)) throw new Error(`unsupported checkpoint version ${JSON.stringify(lines[0])}`)
+  const count = Number(lines[1])
+  if (!Number.isSafeInteger(count) || count < 0 || lines.length !== count + 2) {
+    throw new Error(`checkpoint announces ${lines[1]} entries but holds ${lines.length - 2}`)
+  }
+  const out: Checkpoint = new Map()
+  for (let i = 2; i < lines.length; i++) {
+    const m = /^(\S+) (\d+) (-?\d+)$/.exec(lines[i]!)
+    if (m === null) throw new Error(`malformed checkpoint line ${i + 1}: ${JSON.stringify(lines[i])}`)
+    const topic = m[1]!
+    const partition = Number(m[2])
+    const offset = Number(m[3])
+    if (!Number.isSafeInteger(partition) || !Number.isSafeInteger(offset)) {
+      throw new Error(`malformed checkpoint line ${i + 1}: ${JSON.stringify(lines[i])}`)
+    }
+    out.set(`${topic}-${partition}`, { topic, partition, offset })
+  }
+  return out
+}
+
+/** Reads a checkpoint file: an empty map if it does not exist; throws if it is malformed. */
+export function readCheckpoint(path: string): Checkpoint {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
+    throw err
+  }
+  return parseCheckpoint(text)
+}

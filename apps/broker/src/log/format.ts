@@ -1,0 +1,59 @@
+// File layout of a partition directory, as Kafka lays it out: segments named by
+// their base offset, zero-padded to 20 digits so that names sort as offsets do.
+export const LOG_SUFFIX = '.log'
+export const INDEX_SUFFIX = '.index'
+export const TIME_INDEX_SUFFIX = '.timeindex'
+
+/** Offset index entry: relative offset int32 + file position int32. */
+export const OFFSET_INDEX_ENTRY = 8
+/** Time index entry: timestamp int64 + relative offset int32. */
+export const TIME_INDEX_ENTRY = 12
+
+/** Kafka's index.interval.bytes default: one index entry per 4 KiB of log. */
+export const DEFAULT_INDEX_INTERVAL_BYTES = 4096
+
+// Positions inside a magic-2 batch header (KIP-98) that the log reads directly,
+// to walk segments without materialising a header object per batch.
+export const BATCH_LENGTH_AT = 8
+export const CRC_AT = 17
+export const ATTRIBUTES_AT = 21
+export const LAST_OFFSET_DELTA_AT = 23
+export const MAX_TIMESTAMP_AT = 35
+/** attributes bit 3: the batch's timestamps are LogAppendTime. */
+export const TIMESTAMP_TYPE_BIT = 0x08
+/** Enough of a batch header to know its size, offsets and largest timestamp. */
+export const WALK_HEADER_BYTES = MAX_TIMESTAMP_AT + 8
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(20, '0') + suffix
+}
+
+/** Base offset of a segment file name, or -1 if the name is not one. */
+export function parseSegmentFileName(name: string, suffix: string): number {
+  if (!name.endsWith(suffix)) return -1
+  const digits = name.slice(0, -suffix.length)
+  if (!/^\d{20}$/.test(digits)) return -1
+  const n = Number(digits)
+  return Number.isSafeInteger(n) ? n : -1
+}
+
+export function partitionDirName(topic: string, partition: number): string {
+  return `${topic}-${partition}`
+}
+
+/**
+ * Splits `<topic>-<partition>` at the last dash (topic names may contain dashes),
+ * or returns undefined for names that are not partition directories.
+ */
+export function parsePartitionDirName(name: string): { topic: string; partition: number } | undefined {
+  const dash = name.lastIndexOf('-')
+  if (dash <= 0) return undefined
+  const p = name.slice(dash + 1)
+  if (!/^\d{1,9}$/.test(p)) return undefined
+  return { topic: name.slice(0, dash), partition: Number(p) }
+}
+
+/** An int64 read as a number; offsets and timestamps stay far below 2^53. */
+export function readInt64(buf: Buffer, at: number): number {
+  return buf.readInt32BE(at) * 4294967296 + buf.readUInt32BE(at + 4)
+}

@@ -1,0 +1,541 @@
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import {
+  CorruptRecordError,
+  InvalidRecordError,
+  LOG_OVERHEAD,
+  RECORD_BATCH_OVERHEAD,
+  crc32c,
+  setBaseOffset,
+  setPartitionLeaderEpoch,
+} from '@tidelog/protocol'
+import type { Logger } from '../logger.js'
+import { silentLogger } from '../logger.js'
+import { LogClosedError, OffsetOutOfRangeError } from './errors.js'
+import {
+  ATTRIBUTES_AT,
+  BATCH_LENGTH_AT,
+  CRC_AT,
+  DEFAULT_INDEX_INTERVAL_BYTES,
+  INDEX_SUFFIX,
+  LAST_OFFSET_DELTA_AT,
+  LOG_SUFFIX,
+  MAX_TIMESTAMP_AT,
+  TIMESTAMP_TYPE_BIT,
+  TIME_INDEX_SUFFIX,
+  parseSegmentFileName,
+} from './format.js'
+import { recoverSegment } from './recovery.js'
+import { segmentsToDelete } from './retention.js'
+import { LogSegment } from './segment.js'
+
+/** Per-partition settings (Kafka's topic-level configs of the same names). */
+export interface LogConfig {
+  segmentBytes: number
+  segmentMs: number
+  retentionMs: number
+  retentionBytes: number
+  /** fsync once this many messages are unflushed; Infinity leaves it to the page cache. */
+  flushMessages: number
+  /** fsync data older than this (checked by the owner's timer); Infinity: never. */
+  flushMs: number
+  indexIntervalBytes: number
+}
+
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
+  segmentBytes: 1024 * 1024 * 1024,
+  segmentMs: 7 * 24 * 60 * 60 * 1000,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+  retentionBytes: -1,
+  flushMessages: Infinity,
+  flushMs: Infinity,
+  indexIntervalBytes: DEFAULT_INDEX_INTERVAL_BYTES,
+})
+
+export interface AppendOptions {
+  /** Written into each batch's partitionLeaderEpoch. */
+  leaderEpoch?: number
+  /**
+   * Stamp the batches with LogAppendTime (message.timestamp.type=LogAppendTime):
+   * the timestamp-type attribute and maxTimestamp are rewritten and the CRC,
+   * which covers them, recomputed, as Kafka does.
+   */
+  logAppendTime?: boolean
+  now?: number
+}
+
+export interface AppendResult {
+  baseOffset: number
+  lastOffset: number
+  /** The broker time stamped on the batches, or -1 for CreateTime. */
+  logAppendTime: number
+  logStartOffset: number
+  /** Records (offsets) appended. */
+  count: number
+}
+
+export interface ReadResult {
+  /** Whole batches, starting with the one holding the requested offset; empty at the end of the log. */
+  records: Buffer
+  highWatermark: number
+  logStartOffset: number
+  logEndOffset: number
+}
+
+export interface BatchRead {
+  /** The batch's bytes, exactly as stored. */
+  batch: Buffer
+  baseOffset: number
+  lastOffset: number
+  maxTimestamp: number
+}
+
+export interface RecoveryReport {
+  /** Segments re-read batch by batch. */
+  recoveredSegments: number
+  truncatedBytes: number
+  /** Segments dropped because the log no longer reached them contiguously. */
+  droppedSegments: number
+}
+
+export interface PartitionLogOptions {
+  dir: string
+  topic: string
+  partition: number
+  config?: Partial<LogConfig>
+  /** From the log-start-offset checkpoint. */
+  logStartOffset?: number
+  /** From the recovery-point checkpoint: everything below it was fsynced. */
+  recoveryPoint?: number
+  /** The data dir was shut down cleanly: trust the files, re-read nothing. */
+  clean?: boolean
+  now?: number
+  logger?: Logger
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * The log of one partition: a directory of segments, the offsets they hold,
+ * appends, reads, rolling, retention and recovery. Appends are synchronous
+ * (one write per produce request, straight into the page cache), so offsets
+ * are assigned in call order without locks; reads of the batch bytes are
+ * asynchronous. Offsets are plain numbers: a log would need 2^53 records to
+ * outgrow them.
+ */
+export class PartitionLog {
+  readonly dir: string
+  readonly topic: string
+  readonly partition: number
+  config: LogConfig
+  /** Oldest first; the last is the active segment. Never empty. */
+  readonly segments: LogSegment[]
+  private _logStartOffset: number
+  /** Everything below it is fsynced. */
+  recoveryPoint: number
+  /** The log start offset moved since the last checkpoint. */
+  logStartOffsetDirty = false
+  /** Messages appended since the last completed flush. */
+  unflushedMessages = 0
+  lastFlushTime: number
+  /** Called after every append (wakes long-polling fetches). */
+  onAppend: ((log: PartitionLog) => void) | undefined
+  readonly recovery: RecoveryReport
+  private readonly logger: Logger
+  private closed = false
+  private flushRunning: Promise<void> | null = null
+  private flushQueued: Promise<void> | null = null
+
+  private constructor(opts: PartitionLogOptions, segments: LogSegment[], recovery: RecoveryReport, now: number) {
+    this.dir = opts.dir
+    this.topic = opts.topic
+    this.partition = opts.partition
+    this.config = { ...DEFAULT_LOG_CONFIG, ...opts.config }
+    this.segments = segments
+    this.logger = opts.logger ?? silentLogger
+    this.recovery = recovery
+    const leo = this.logEndOffset
+    this._logStartOffset = Math.min(Math.max(opts.logStartOffset ?? 0, segments[0]!.baseOffset), leo)
+    this.recoveryPoint = opts.clean === true ? leo : Math.min(opts.recoveryPoint ?? 0, leo)
+    this.lastFlushTime = now
+  }
+
+  /**
+   * Opens (or creates) the partition directory. After an unclean stop, every
+   * segment holding offsets at or past the recovery point is re-read and
+   * truncated at its first bad byte; others (and all of them after a clean
+   * stop) only have their indexes checked and their tails walked, and fall
+   * back to a full re-read if that finds anything wrong. Segments that no
+   * longer continue the log's offsets after a truncation are deleted.
+   */
+  static open(opts: PartitionLogOptions): PartitionLog {
+    const now = opts.now ?? Date.now()
+    const logger = opts.logger ?? silentLogger
+    const config = { ...DEFAULT_LOG_CONFIG, ...opts.config }
+    const name = `${opts.topic}-${opts.partition}`
+    mkdirSync(opts.dir, { recursive: true })
+
+    const bases: number[] = []
+    const indexFiles: string[] = []
+    for (const f of readdirSync(opts.dir)) {
+      const base = parseSegmentFileName(f, LOG_SUFFIX)
+      if (base >= 0) bases.push(base)
+      else if (f.endsWith(INDEX_SUFFIX) || f.endsWith(TIME_INDEX_SUFFIX)) indexFiles.push(f)
+      else if (f.endsWith('.tmp') || f.endsWith('.deleted')) unlinkSync(join(opts.dir, f))
+    }
+    bases.sort((a, b) => a - b)
+    const live = new Set(bases)
+    for (const f of indexFiles) {
+      const suffix = f.endsWith(INDEX_SUFFIX) ? INDEX_SUFFIX : TIME_INDEX_SUFFIX
+      if (!live.has(parseSegmentFileName(f, suffix))) unlinkSync(join(opts.dir, f))
+    }
+
+    const recoveryPoint = opts.clean === true ? Infinity : (opts.recoveryPoint ?? 0)
+    const report: RecoveryReport = { recoveredSegments: 0, truncatedBytes: 0, droppedSegments: 0 }
+    const segments: LogSegment[] = []
+    try {
+      for (let i = 0; i < bases.length; i++) {
+        const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now)
+        const prev = segments[segments.length - 1]
+        if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
+          // A gap (or overlap) after a truncation: what follows cannot be served as one log.
+          logger.warn(
+            `${name}: segment ${seg.baseOffset} does not continue the log at ${prev.nextOffset}; deleting it and ${bases.length - i - 1} later segment(s)`,
+          )
+          seg.delete()
+          report.droppedSegments++
+          for (let j = i + 1; j < bases.length; j++) {
+            LogSegment.open(opts.dir, bases[j]!, config.indexIntervalBytes, now).delete()
+            report.droppedSegments++
+          }
+          break
+        }
+        const next = bases[i + 1]
+        // Segments holding offsets at or past the recovery point were never fsynced and
+        // may be torn; the others are re-read only if their indexes or tail look wrong.
+        const resumed = seg.resumeIndexes()
+        const recover = !resumed || seg.nextOffset > recoveryPoint
+        if (!resumed && next !== undefined && next <= recoveryPoint) {
+          logger.warn(`${name}: segment ${seg.baseOffset} failed its index check; re-reading it`)
+        }
+        if (recover) {
+          const r = recoverSegment(seg)
+          report.recoveredSegments++
+          if (r.truncatedBytes > 0) {
+            report.truncatedBytes += r.truncatedBytes
+            logger.warn(
+              `${name}: truncated ${r.truncatedBytes} byte(s) off segment ${seg.baseOffset} at position ${seg.size}: ${r.reason ?? 'invalid data'}`,
+            )
+          }
+          // What recovery read may be only in the page cache; make it durable before the
+          // recovery point moves past it.
+          seg.flushSync()
+        }
+        if (seg.isEmpty && next !== undefined && segments.length > 0) {
+          // An empty segment between others carries nothing; it would only confuse lookups.
+          seg.delete()
+          continue
+        }
+        segments.push(seg)
+      }
+      if (segments.length === 0) {
+        segments.push(LogSegment.create(opts.dir, Math.max(opts.logStartOffset ?? 0, 0), config.indexIntervalBytes, now))
+      }
+    } catch (err) {
+      for (const s of segments) s.close()
+      throw err
+    }
+    const log = new PartitionLog(opts, segments, report, now)
+    if (report.recoveredSegments > 0) log.recoveryPoint = log.logEndOffset
+    return log
+  }
+
+  get active(): LogSegment {
+    return this.segments[this.segments.length - 1]!
+  }
+
+  get logStartOffset(): number {
+    return this._logStartOffset
+  }
+
+  get logEndOffset(): number {
+    return this.active.nextOffset
+  }
+
+  /** A single replica: everything appended is committed. */
+  get highWatermark(): number {
+    return this.active.nextOffset
+  }
+
+  /** Bytes in all segments. */
+  get size(): number {
+    let n = 0
+    for (const s of this.segments) n += s.size
+    return n
+  }
+
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  /**
+   * Appends whole record batches (a produce request's `records` for this
+   * partition, already validated by the caller) with one write: each batch's
+   * baseOffset and partitionLeaderEpoch are patched in place and the bytes are
+   * stored exactly as sent. Throws CorruptRecordError when the bytes are not a
+   * sequence of whole batches, InvalidRecordError when they hold no records.
+   */
+  append(buf: Buffer, opts: AppendOptions = {}): AppendResult {
+    if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    const now = opts.now ?? Date.now()
+    let count = 0
+    let p = 0
+    while (p < buf.length) {
+      if (buf.length - p < RECORD_BATCH_OVERHEAD) throw new CorruptRecordError(`${buf.length - p} trailing bytes are not a record batch`, p)
+      const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
+      if (size < RECORD_BATCH_OVERHEAD || size > buf.length - p) {
+        throw new CorruptRecordError(`record batch length ${size - LOG_OVERHEAD} does not fit the ${buf.length - p} bytes left`, p)
+      }
+      const delta = buf.readInt32BE(p + LAST_OFFSET_DELTA_AT)
+      if (delta < 0) throw new InvalidRecordError(`record batch has lastOffsetDelta ${delta}`, p)
+      count += delta + 1
+      p += size
+    }
+    if (count === 0) throw new InvalidRecordError('no record batches to append', 0)
+
+    const baseOffset = this.logEndOffset
+    const seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
+    const epoch = opts.leaderEpoch ?? 0
+    const stamp = opts.logAppendTime === true
+    let next = baseOffset
+    for (p = 0; p < buf.length; ) {
+      const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
+      setBaseOffset(buf, p, BigInt(next))
+      setPartitionLeaderEpoch(buf, p, epoch)
+      if (stamp) stampLogAppendTime(buf, p, size, now)
+      next += buf.readInt32BE(p + LAST_OFFSET_DELTA_AT) + 1
+      p += size
+    }
+    seg.append(buf, buf.length, now)
+    this.unflushedMessages += count
+    this.onAppend?.(this)
+    return { baseOffset, lastOffset: next - 1, logAppendTime: stamp ? now : -1, logStartOffset: this._logStartOffset, count }
+  }
+
+  /** True when the flush.messages policy wants an fsync before acknowledging. */
+  get needsFlush(): boolean {
+    return this.unflushedMessages >= this.config.flushMessages
+  }
+
+  /**
+   * Reads whole batches starting with the one that holds `offset`, up to
+   * `maxBytes` (at least the first batch, however large, when `minOneBatch`).
+   * Throws OffsetOutOfRangeError outside [logStartOffset, logEndOffset].
+   */
+  async read(offset: number, maxBytes: number, minOneBatch = true): Promise<ReadResult> {
+    if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    const leo = this.logEndOffset
+    const start = this._logStartOffset
+    if (offset < start || offset > leo) throw new OffsetOutOfRangeError(offset, start, leo)
+    const result: ReadResult = { records: EMPTY, highWatermark: leo, logStartOffset: start, logEndOffset: leo }
+    if (offset === leo) return result
+    for (let i = this.segmentIndexFor(offset); i < this.segments.length; i++) {
+      const seg = this.segments[i]!
+      const end = seg.size
+      const loc = seg.locate(offset, end)
+      if (loc === undefined) continue
+      const len = Math.min(end - loc.position, Math.max(maxBytes, minOneBatch ? loc.size : 0))
+      if (len < loc.size) return result
+      const bytes = await seg.read(loc.position, len)
+      result.records = wholeBatches(bytes)
+      return result
+    }
+    return result
+  }
+
+  /**
+   * The first batch whose maxTimestamp is >= `timestamp` (ListOffsets by time;
+   * the caller finds the record inside it), or undefined if every record is older.
+   */
+  async findBatchByTimestamp(timestamp: number): Promise<BatchRead | undefined> {
+    for (const seg of this.segments) {
+      if (seg.maxTimestamp < timestamp || seg.nextOffset <= this._logStartOffset) continue
+      const end = seg.size
+      const loc = seg.findByTimestamp(timestamp, end)
+      if (loc === undefined) continue
+      const batch = await seg.read(loc.position, loc.size)
+      return { batch, baseOffset: loc.baseOffset, lastOffset: loc.lastOffset, maxTimestamp: loc.maxTimestamp }
+    }
+    return undefined
+  }
+
+  /** The batch holding the largest timestamp (ListOffsets MAX_TIMESTAMP, KIP-734), the earliest on ties. */
+  async batchWithMaxTimestamp(): Promise<BatchRead | undefined> {
+    let best: LogSegment | undefined
+    for (const seg of this.segments) {
+      if (seg.offsetOfMaxTimestamp < 0 || seg.nextOffset <= this._logStartOffset) continue
+      if (best === undefined || seg.maxTimestamp > best.maxTimestamp) best = seg
+    }
+    if (best === undefined) return undefined
+    const end = best.size
+    const loc = best.locate(best.offsetOfMaxTimestamp, end)
+    if (loc === undefined) return undefined
+    const batch = await best.read(loc.position, loc.size)
+    return { batch, baseOffset: loc.baseOffset, lastOffset: loc.lastOffset, maxTimestamp: loc.maxTimestamp }
+  }
+
+  /**
+   * DeleteRecords: moves the log start offset up to `offset` (which may not be
+   * past the high watermark) and deletes the segments wholly below it.
+   * Returns the new log start offset (the low watermark).
+   */
+  deleteRecordsBefore(offset: number, now = Date.now()): number {
+    if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    const hw = this.highWatermark
+    if (offset < 0 || offset > hw) throw new OffsetOutOfRangeError(offset, this._logStartOffset, hw)
+    if (offset > this._logStartOffset) {
+      this._logStartOffset = offset
+      this.logStartOffsetDirty = true
+      this.deleteOldSegments(now)
+    }
+    return this._logStartOffset
+  }
+
+  /**
+   * Applies retention (time, size, log start offset). When the active segment
+   * itself has expired, a new one is rolled first so it can go too, as Kafka
+   * does. Returns the number of segments deleted.
+   */
+  deleteOldSegments(now = Date.now()): number {
+    if (this.closed) return 0
+    const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset)
+    if (decision.count === 0) return 0
+    if (decision.count === this.segments.length) this.roll(now)
+    const doomed = this.segments.splice(0, decision.count)
+    for (const s of doomed) s.delete()
+    const first = this.segments[0]!.baseOffset
+    if (first > this._logStartOffset) {
+      this._logStartOffset = first
+      this.logStartOffsetDirty = true
+    }
+    if (this.recoveryPoint < first) this.recoveryPoint = first
+    this.logger.info(
+      `${this.topic}-${this.partition}: deleted ${doomed.length} segment(s) (${decision.reason}); log start offset ${this._logStartOffset}`,
+    )
+    return doomed.length
+  }
+
+  /** Starts a new active segment at the log end offset (no-op while the active one is empty). */
+  roll(now = Date.now()): LogSegment {
+    const old = this.active
+    if (old.isEmpty) return old
+    old.onBecomeInactive()
+    const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now)
+    this.segments.push(seg)
+    // As Kafka does on roll: sync the finished segment in the background, which
+    // also moves the recovery point to the new segment.
+    this.flush().catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
+    return seg
+  }
+
+  /**
+   * fsyncs every segment with unsynced data and moves the recovery point to the
+   * log end offset seen when the flush began. Concurrent calls share the work:
+   * a call made while a flush runs waits for one more flush after it.
+   */
+  flush(): Promise<void> {
+    if (this.flushRunning !== null) {
+      this.flushQueued ??= this.flushRunning.then(
+        () => {
+          this.flushQueued = null
+          return this.flush()
+        },
+        () => {
+          this.flushQueued = null
+          return this.flush()
+        },
+      )
+      return this.flushQueued
+    }
+    const run = this.doFlush()
+    this.flushRunning = run.finally(() => {
+      this.flushRunning = null
+    })
+    return this.flushRunning
+  }
+
+  private async doFlush(): Promise<void> {
+    const target = this.logEndOffset
+    const messages = this.unflushedMessages
+    for (const s of this.segments.filter((seg) => seg.dirty)) await s.flush()
+    if (target > this.recoveryPoint) this.recoveryPoint = target
+    this.unflushedMessages = Math.max(0, this.unflushedMessages - messages)
+    this.lastFlushTime = Date.now()
+  }
+
+  /** Flushes, writes the indexes and closes every segment (files stay). */
+  async close(): Promise<void> {
+    if (this.closed) return
+    await this.flush()
+    this.closed = true
+    this.active.onBecomeInactive()
+    for (const s of this.segments) s.close()
+  }
+
+  /** Deletes every segment (topic deletion); readers holding one finish first. */
+  deleteAll(): void {
+    this.closed = true
+    for (const s of this.segments.splice(0)) s.delete()
+  }
+
+  private maybeRoll(incoming: number, now: number, lastOffset: number): LogSegment {
+    const seg = this.active
+    if (seg.isEmpty) return seg
+    const rollFrom = seg.firstBatchTimestamp >= 0 && seg.firstBatchTimestamp <= now ? seg.firstBatchTimestamp : seg.createdAt
+    if (
+      seg.size + incoming > this.config.segmentBytes ||
+      now - rollFrom > this.config.segmentMs ||
+      // Index entries hold offsets relative to the segment base as int32.
+      lastOffset - seg.baseOffset > 0x7fffffff
+    ) {
+      return this.roll(now)
+    }
+    return seg
+  }
+
+  /** Index of the last segment whose base offset is <= `offset` (0 if none). */
+  private segmentIndexFor(offset: number): number {
+    const segs = this.segments
+    let lo = 0
+    let hi = segs.length - 1
+    let found = 0
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      if (segs[mid]!.baseOffset <= offset) {
+        found = mid
+        lo = mid + 1
+      } else {
+        hi = mid - 1
+      }
+    }
+    return found
+  }
+}
+
+/** Cuts a read at the end of its last whole batch. */
+function wholeBatches(bytes: Buffer): Buffer {
+  let p = 0
+  while (bytes.length - p >= LOG_OVERHEAD) {
+    const size = LOG_OVERHEAD + bytes.readInt32BE(p + BATCH_LENGTH_AT)
+    if (size < RECORD_BATCH_OVERHEAD || size > bytes.length - p) break
+    p += size
+  }
+  return p === bytes.length ? bytes : bytes.subarray(0, p)
+}
+
+/** Rewrites a batch to LogAppendTime at `now` and recomputes its CRC (which covers both fields). */
+function stampLogAppendTime(buf: Buffer, at: number, size: number, now: number): void {
+  buf.writeInt16BE(buf.readInt16BE(at + ATTRIBUTES_AT) | TIMESTAMP_TYPE_BIT, at + ATTRIBUTES_AT)
+  buf.writeBigInt64BE(BigInt(now), at + MAX_TIMESTAMP_AT)
+  buf.writeUInt32BE(crc32c(buf, at + ATTRIBUTES_AT, at + size), at + CRC_AT)
+}
