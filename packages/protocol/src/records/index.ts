@@ -21,3 +21,21 @@ export {
   DEFAULT_MAX_DECOMPRESSED_BYTES,
 } from './compression.js'
 export type { CompressionCodec } from './compression.js'
+export {
+  encodeRecordBatch,
+  encodeRecordBatchAsync,
+  decodeRecordBatch,
+  decodeRecordBatchAsync,
+  decodeRecordBatches,
+  decodeRecordBatchesAsync,
+} from './record-batch.js'
+export type {
+  Bytes,
+  HeaderInput,
+  RecordInput,
+  EncodeRecordBatchInput,
+  DecodeRecordBatchOptions,
+  RecordBatch,
+} from './record-batch.js'
+export type { Record, RecordHeader } from './record.js'
+export { crc32 } from './crc32.js'
