@@ -60,9 +60,16 @@ export function endTaggedField(w: Writer, start: number): void {
   const len = end - start
   const n = uvarintSize(len)
   w.ensure(n)
-  w.buf.copyWithin(start + n, start, end)
-  w.pos = start
-  w.uvarint(len)
+  const buf = w.buf
+  buf.copyWithin(start + n, start, end)
+  // Written by hand: Writer.uvarint would grow the buffer from `start` and lose the value.
+  let at = start
+  let rest = len
+  while (rest > 0x7f) {
+    buf[at++] = (rest & 0x7f) | 0x80
+    rest >>>= 7
+  }
+  buf[at] = rest
   w.pos = end + n
 }
 
