@@ -68,3 +68,31 @@ export async function kafkajsDecode(batch: Buffer): Promise<KjsDecoded> {
 export function kafkajsCrc32C(b: Buffer): number {
   return crc32CKafkajs(b)
 }
+
+const MessageSet = require('kafkajs/src/protocol/messageSet/index.js')
+const gzipCodec = require('kafkajs/src/protocol/message/compression/gzip.js')
+
+export interface KjsLegacyEntry {
+  key: Buffer | null
+  value: Buffer | null
+  timestamp?: number
+}
+
+/** A legacy message set (magic 0 or 1) encoded by kafkajs, as its produce v0-v2 requests carry. */
+export function kafkajsMessageSet(version: 0 | 1, entries: KjsLegacyEntry[]): Buffer {
+  return MessageSet({ messageVersion: version, compression: 0, entries }).buffer as Buffer
+}
+
+/**
+ * A gzip-compressed magic-1 wrapper as kafkajs' produce v2 builds it (inner
+ * offsets 0..n-1), with the wrapper offset then set the way a broker assigns
+ * it: the absolute offset of the last inner message.
+ */
+export async function kafkajsGzipWrapper(entries: KjsLegacyEntry[], timestamp: number, lastOffset: bigint): Promise<Buffer> {
+  const inner = MessageSet({ messageVersion: 1, compression: 1, entries })
+  const value = await gzipCodec.compress(inner)
+  const wrapper = MessageSet({ messageVersion: 1, compression: 1, entries: [{ compression: 1, timestamp, key: null, value }] })
+  const buf = Buffer.from(wrapper.buffer as Buffer)
+  buf.writeBigInt64BE(lastOffset, 0)
+  return buf
+}
