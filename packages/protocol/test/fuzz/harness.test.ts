@@ -86,7 +86,13 @@ describe('fuzz harness', () => {
     const a = new Prng(seedFor('x', 1))
     const b = new Prng(seedFor('x', 1))
     const seed = { bytes: Buffer.from('0123456789abcdef0123456789'), lengths: [{ offset: 2, kind: 'int32' as const, size: 4 }] }
-    for (let i = 0; i < 100; i++) expect(mutate(a, seed).equals(mutate(b, seed))).toBe(true)
+    const outputs = new Set<string>()
+    for (let i = 0; i < 100; i++) {
+      const x = Buffer.from(mutate(a, seed))
+      expect(mutate(b, seed).equals(x)).toBe(true)
+      outputs.add(x.toString('hex'))
+    }
+    expect(outputs.size).toBeGreaterThan(50)
     expect(new Prng(seedFor('x', 1)).u32()).not.toBe(new Prng(seedFor('y', 1)).u32())
   })
 

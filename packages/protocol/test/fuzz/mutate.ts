@@ -41,102 +41,127 @@ function uvarint(v: number): number[] {
   return out
 }
 
-function splice(buf: Buffer, at: number, remove: number, insert: ArrayLike<number>): Buffer {
-  const out = Buffer.allocUnsafe(buf.length - remove + insert.length)
-  buf.copy(out, 0, 0, at)
-  out.set(insert as ArrayLike<number>, at)
-  buf.copy(out, at + insert.length, at + remove)
-  return out
+// Mutations work in place in one scratch buffer: the input they return is a view
+// that stays valid until the next call, which is all a fuzz loop needs, and the
+// loop allocates almost nothing per input.
+let scratch = Buffer.allocUnsafe(1 << 20)
+let len = 0
+const tmp = Buffer.allocUnsafe(64)
+
+function load(src: Uint8Array): void {
+  if (src.length + 4096 > scratch.length) scratch = Buffer.allocUnsafe(2 * (src.length + 4096))
+  scratch.set(src, 0)
+  len = src.length
 }
 
-/** Replaces one known length field with a hostile value. */
-export function hostileLength(rng: Prng, seed: Seed): Buffer {
+/** Replaces `remove` bytes at `at` with `insert`. */
+function splice(at: number, remove: number, insert: ArrayLike<number>): void {
+  if (len - remove + insert.length + 64 > scratch.length) return
+  scratch.copyWithin(at + insert.length, at + remove, len)
+  scratch.set(insert as ArrayLike<number>, at)
+  len += insert.length - remove
+}
+
+/** Opens a gap of `n` bytes at `at`. */
+function gap(at: number, n: number): void {
+  if (len + n + 64 > scratch.length) return
+  scratch.copyWithin(at + n, at, len)
+  len += n
+}
+
+function hostileInPlace(rng: Prng, seed: Seed): void {
   const f = rng.pick(seed.lengths)
-  const buf = Buffer.from(seed.bytes)
-  const left = buf.length - f.offset - f.size
+  const left = len - f.offset - f.size
   switch (f.kind) {
-    case 'int16': {
-      const v = rng.chance(0.25) ? Math.min(0x7fff, left + rng.range(1, 4)) : rng.pick(INT16S)
-      buf.writeInt16BE(v, f.offset)
-      return buf
-    }
-    case 'int32': {
-      const v = rng.chance(0.25) ? left + rng.range(1, 4) : rng.pick(INT32S)
-      buf.writeInt32BE(v | 0, f.offset)
-      return buf
-    }
-    case 'uvarint': {
-      const v = rng.chance(0.25) ? uvarint(left + rng.range(2, 5)) : rng.pick(UVARINTS)
-      return splice(buf, f.offset, f.size, v)
-    }
+    case 'int16':
+      scratch.writeInt16BE(rng.chance(0.25) ? Math.min(0x7fff, left + rng.range(1, 4)) : rng.pick(INT16S), f.offset)
+      return
+    case 'int32':
+      scratch.writeInt32BE((rng.chance(0.25) ? left + rng.range(1, 4) : rng.pick(INT32S)) | 0, f.offset)
+      return
+    case 'uvarint':
+      splice(f.offset, f.size, rng.chance(0.25) ? uvarint(left + rng.range(2, 5)) : rng.pick(UVARINTS))
   }
 }
 
-/** One random structural or bit-level change. */
-export function mutateOnce(rng: Prng, buf: Buffer): Buffer {
-  const n = buf.length
+/** Replaces one known length field with a hostile value (a view valid until the next mutation). */
+export function hostileLength(rng: Prng, seed: Seed): Buffer {
+  load(seed.bytes)
+  hostileInPlace(rng, seed)
+  return scratch.subarray(0, len)
+}
+
+function mutateInPlace(rng: Prng): void {
+  const n = len
   switch (rng.int(10)) {
-    case 0: {
-      if (n === 0) return rng.bytes(rng.size(8))
-      const out = Buffer.from(buf)
-      for (let k = rng.range(1, 4); k > 0; k--) out[rng.int(n)] ^= 1 << rng.int(8)
-      return out
-    }
-    case 1: {
-      if (n === 0) return Buffer.from([rng.pick(BYTES)])
-      const out = Buffer.from(buf)
-      out[rng.int(n)] = rng.chance(0.5) ? rng.pick(BYTES) : rng.u32() & 0xff
-      return out
-    }
+    case 0:
+      if (n === 0) return splice(0, 0, [rng.pick(BYTES)])
+      for (let k = rng.range(1, 4); k > 0; k--) scratch[rng.int(n)] ^= 1 << rng.int(8)
+      return
+    case 1:
+      if (n === 0) return
+      scratch[rng.int(n)] = rng.chance(0.5) ? rng.pick(BYTES) : rng.u32() & 0xff
+      return
     case 2:
-      return buf.subarray(0, rng.int(n + 1))
-    case 3:
-      return Buffer.concat([buf, rng.bytes(rng.size(64))])
-    case 4: {
-      if (n < 2) return buf
-      const out = Buffer.from(buf)
-      out.writeInt16BE(rng.pick(INT16S), rng.int(n - 1))
-      return out
+      len = rng.int(n + 1)
+      return
+    case 3: {
+      const k = rng.size(64)
+      gap(n, k)
+      rng.fill(scratch, n, len)
+      return
     }
-    case 5: {
-      if (n < 4) return buf
-      const out = Buffer.from(buf)
-      out.writeInt32BE(rng.pick(INT32S) | 0, rng.int(n - 3))
-      return out
-    }
+    case 4:
+      if (n >= 2) scratch.writeInt16BE(rng.pick(INT16S), rng.int(n - 1))
+      return
+    case 5:
+      if (n >= 4) scratch.writeInt32BE(rng.pick(INT32S) | 0, rng.int(n - 3))
+      return
     case 6: {
       const at = rng.int(n + 1)
-      return splice(buf, at, 0, rng.chance(0.5) ? rng.pick(UVARINTS) : rng.bytes(rng.size(16)))
+      if (rng.chance(0.5)) return splice(at, 0, rng.pick(UVARINTS))
+      const k = rng.size(16)
+      gap(at, k)
+      rng.fill(scratch, at, at + k)
+      return
     }
     case 7: {
-      if (n === 0) return buf
+      if (n === 0) return
       const at = rng.int(n)
-      return splice(buf, at, rng.range(1, Math.min(16, n - at)), [])
+      return splice(at, rng.range(1, Math.min(16, n - at)), [])
     }
     case 8: {
-      if (n === 0) return buf
+      if (n === 0) return
       const at = rng.int(n)
-      const len = rng.range(1, Math.min(32, n - at))
-      return splice(buf, rng.int(n + 1), 0, buf.subarray(at, at + len))
+      const k = rng.range(1, Math.min(32, n - at))
+      scratch.copy(tmp, 0, at, at + k)
+      return splice(rng.int(n + 1), 0, tmp.subarray(0, k))
     }
     default: {
       // A run of 0xff or 0x00: turns nearby lengths into -1 or zero, counts into huge.
-      if (n === 0) return buf
-      const out = Buffer.from(buf)
+      if (n === 0) return
       const at = rng.int(n)
-      out.fill(rng.chance(0.5) ? 0xff : 0x00, at, Math.min(n, at + rng.range(1, 8)))
-      return out
+      scratch.fill(rng.chance(0.5) ? 0xff : 0x00, at, Math.min(n, at + rng.range(1, 8)))
     }
   }
+}
+
+/** One random structural or bit-level change (a view valid until the next mutation). */
+export function mutateOnce(rng: Prng, buf: Uint8Array): Buffer {
+  load(buf)
+  mutateInPlace(rng)
+  return scratch.subarray(0, len)
 }
 
 /**
  * A hostile input derived from a valid one: sometimes a targeted length splice,
- * then one to four random changes (or none, so the valid shape is kept often).
+ * then one to four random changes (or none after a splice, so the valid shape
+ * around it is kept often). The result is a view valid until the next mutation.
  */
 export function mutate(rng: Prng, seed: Seed): Buffer {
-  let buf = seed.lengths.length > 0 && rng.chance(0.4) ? hostileLength(rng, seed) : seed.bytes
-  const k = buf === seed.bytes ? rng.range(1, 4) : rng.int(3)
-  for (let i = 0; i < k; i++) buf = mutateOnce(rng, buf)
-  return buf
+  load(seed.bytes)
+  const aimed = seed.lengths.length > 0 && rng.chance(0.4)
+  if (aimed) hostileInPlace(rng, seed)
+  for (let k = aimed ? rng.int(3) : rng.range(1, 4); k > 0; k--) mutateInPlace(rng)
+  return scratch.subarray(0, len)
 }
