@@ -16,12 +16,26 @@ import {
   type CompressionName,
   type MetadataResponse,
 } from '@tidelog/protocol'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { RawClient } from '../helpers/raw-client.js'
 
 // zstd is encoded only where node:zlib has it (Node >= 22.15); on Node 20 it is
 // covered by having Kafka itself recompress (below), which also proves we read
 // what the Java codecs write (xerial-framed snappy, Kafka's lz4 frames).
+// TIDELOG_UPDATE_GOLDEN=1 stores the raw response bodies Kafka sent as golden
+// fixtures (hex, with their origin) for the protocol package's unit tests, which
+// decode them and re-encode them byte for byte without needing Kafka.
+const goldenDir = fileURLToPath(new URL('../../packages/protocol/test/golden/kafka/', import.meta.url))
+function capture(kafkaVersion: string, apiName: string, apiVersion: number, raw: Buffer): void {
+  if (process.env.TIDELOG_UPDATE_GOLDEN !== '1') return
+  const dir = `${goldenDir}${kafkaVersion}`
+  mkdirSync(dir, { recursive: true })
+  const note = `# ${apiName} response v${apiVersion}, body only (after the response header), sent by Apache Kafka ${kafkaVersion} (single-node KRaft) to test/interop/codec-kafka.test.ts\n`
+  writeFileSync(`${dir}/${apiName}-v${apiVersion}-response.hex`, note + raw.toString('hex').replace(/(.{128})/g, '$1\n') + '\n')
+}
+
 const codecs: CompressionName[] = ['none', 'gzip', 'snappy', 'lz4']
 const brokerCodecs: CompressionName[] = ['gzip', 'snappy', 'lz4', 'zstd']
 
@@ -81,7 +95,8 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
       if (skip) return ctx.skip()
       for (let v = 0; v <= 4; v++) {
         const req = v >= 3 ? { clientSoftwareName: 'tidelog-test', clientSoftwareVersion: '0.0.1' } : {}
-        const { body } = await client.request<ApiVersionsResponse>(ApiKeys.ApiVersions, v, req)
+        const { body, raw } = await client.request<ApiVersionsResponse>(ApiKeys.ApiVersions, v, req)
+        capture(version, 'ApiVersions', v, raw)
         expect(body.errorCode).toBe(0)
         expect(body.apiKeys.length).toBeGreaterThan(20)
         if (v === 4) for (const k of body.apiKeys) brokerRange.set(k.apiKey, { min: k.minVersion, max: k.maxVersion })
@@ -98,7 +113,8 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
       if (skip) return ctx.skip()
       const max = use(ApiKeys.Metadata)
       for (let v = 0; v <= max; v++) {
-        const { body } = await client.request<MetadataResponse>(ApiKeys.Metadata, v, { topics: v >= 1 ? null : [] })
+        const { body, raw } = await client.request<MetadataResponse>(ApiKeys.Metadata, v, { topics: v >= 1 ? null : [] })
+        capture(version, 'Metadata', v, raw)
         expect(body.brokers).toEqual([expect.objectContaining({ nodeId: 1, host: '127.0.0.1', port: kafka!.port })])
       }
     })
@@ -110,6 +126,7 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
         topics: [{ name: topic, numPartitions: codecs.length, replicationFactor: 1, assignments: [], configs: [] }],
         timeoutMs: 30_000,
       })
+      capture(version, 'CreateTopics', use(ApiKeys.CreateTopics), created.raw)
       expect(created.body.topics[0].errorCode, errorByCode(created.body.topics[0].errorCode).name).toBe(0)
 
       // Leaders are elected asynchronously after CreateTopics; wait for them.
@@ -152,13 +169,14 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
       }
       await waitForLeaders(topic, codecs.length)
       const produced = await client.request(ApiKeys.Produce, produceVersion, produceRequest)
+      capture(version, 'Produce', produceVersion, produced.raw)
       for (const p of produced.body.responses[0].partitionResponses) {
         expect(p.errorCode, `partition ${p.index}: ${errorByCode(p.errorCode).name} ${p.errorMessage ?? ''}`).toBe(0)
         expect(p.baseOffset).toBe(0n)
       }
 
       const fetchVersion = use(ApiKeys.Fetch)
-      const { body: fetched } = await client.request(ApiKeys.Fetch, fetchVersion, {
+      const { body: fetched, raw: fetchedRaw } = await client.request(ApiKeys.Fetch, fetchVersion, {
         replicaId: -1,
         maxWaitMs: 500,
         minBytes: 1,
@@ -174,6 +192,7 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
         forgottenTopicsData: [],
         rackId: '',
       })
+      capture(version, 'Fetch', fetchVersion, fetchedRaw)
       const partitions = fetched.responses[0].partitions
       expect(partitions).toHaveLength(codecs.length)
       for (const p of partitions) {
@@ -191,11 +210,12 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
         expect(records.map((r) => r.headers[0]!.value!.toString())).toEqual(expected.map((r) => r.headers[0]!.value))
       }
 
-      const { body: offsets } = await client.request(ApiKeys.ListOffsets, use(ApiKeys.ListOffsets), {
+      const { body: offsets, raw: offsetsRaw } = await client.request(ApiKeys.ListOffsets, use(ApiKeys.ListOffsets), {
         replicaId: -1,
         isolationLevel: 0,
         topics: [{ name: topic, partitions: [{ partitionIndex: 0, timestamp: -1n }, { partitionIndex: 1, timestamp: -2n }] }],
       })
+      capture(version, 'ListOffsets', use(ApiKeys.ListOffsets), offsetsRaw)
       const byPartition = new Map<number, bigint>(
         offsets.topics[0].partitions.map((p: { partitionIndex: number; offset: bigint }) => [p.partitionIndex, p.offset]),
       )
