@@ -276,6 +276,18 @@ describe('consumer protocol', () => {
     expect(m).toEqual({ version: 0, topics: [], userData: Buffer.from('u'), ownedPartitions: [], generationId: -1, rackId: null })
   })
 
+  it('reads kafkajs metadata labelled v1 but laid out as v0', () => {
+    expect(decodeConsumerProtocolSubscription(hex('0001 00000001 0001 61 00000000'))).toEqual({
+      version: 1,
+      topics: ['a'],
+      userData: Buffer.alloc(0),
+      ownedPartitions: [],
+      generationId: -1,
+      rackId: null,
+    })
+    expect(() => decodeConsumerProtocolSubscription(hex('0001 00000001 0001 61 00000000 00'))).toThrow(DecodeError)
+  })
+
   it('refuses a negative version and truncated bytes with DecodeError', () => {
     expect(() => decodeConsumerProtocolAssignment(hex('ffff 00000000 ffffffff'))).toThrow(DecodeError)
     expect(() => decodeConsumerProtocolAssignment(hex('0001 0000'))).toThrow(DecodeError)

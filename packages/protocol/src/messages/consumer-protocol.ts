@@ -179,7 +179,17 @@ export function decodeConsumerProtocolSubscription(bytes: Uint8Array): ConsumerP
   try {
     const version = r.int16()
     if (version < 0) throw new DecodeError(`ConsumerProtocolSubscription version ${version} is not supported`, 0)
-    const m = readConsumerProtocolSubscription(r, Math.min(version, 3)) as ConsumerProtocolSubscription & { version: number }
+    let m: ConsumerProtocolSubscription & { version: number }
+    try {
+      m = readConsumerProtocolSubscription(r, Math.min(version, 3)) as ConsumerProtocolSubscription & { version: number }
+    } catch (e) {
+      // kafkajs 2.x labels what it writes version 1 but writes the version 0 layout; that is
+      // read as version 0 when it fits exactly, so such members can share a group with us.
+      if (!(e instanceof DecodeError) || version === 0) throw e
+      const r0 = new Reader(bytes, 2)
+      m = readConsumerProtocolSubscription(r0, 0) as ConsumerProtocolSubscription & { version: number }
+      if (r0.remaining !== 0) throw e
+    }
     m.version = version
     return m
   } catch (e) {
@@ -206,7 +216,17 @@ export function decodeConsumerProtocolAssignment(bytes: Uint8Array): ConsumerPro
   try {
     const version = r.int16()
     if (version < 0) throw new DecodeError(`ConsumerProtocolAssignment version ${version} is not supported`, 0)
-    const m = readConsumerProtocolAssignment(r, Math.min(version, 3)) as ConsumerProtocolAssignment & { version: number }
+    let m: ConsumerProtocolAssignment & { version: number }
+    try {
+      m = readConsumerProtocolAssignment(r, Math.min(version, 3)) as ConsumerProtocolAssignment & { version: number }
+    } catch (e) {
+      // kafkajs 2.x labels what it writes version 1 but writes the version 0 layout; that is
+      // read as version 0 when it fits exactly, so such members can share a group with us.
+      if (!(e instanceof DecodeError) || version === 0) throw e
+      const r0 = new Reader(bytes, 2)
+      m = readConsumerProtocolAssignment(r0, 0) as ConsumerProtocolAssignment & { version: number }
+      if (r0.remaining !== 0) throw e
+    }
     m.version = version
     return m
   } catch (e) {
