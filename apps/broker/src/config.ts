@@ -92,7 +92,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'dataDir', flag: 'data-dir', env: 'TIDELOG_DATA_DIR', kind: { type: 'string', nonEmpty: true }, help: 'directory holding the logs, offsets and checkpoints' },
   { key: 'nodeId', flag: 'node-id', env: 'TIDELOG_NODE_ID', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'this broker\'s node id' },
   { key: 'numPartitions', flag: 'num-partitions', env: 'TIDELOG_NUM_PARTITIONS', kind: { type: 'int', min: 1, max: 100000 }, help: 'partitions of an auto-created topic' },
-  { key: 'autoCreateTopics', flag: 'auto-create-topics', env: 'TIDELOG_AUTO_CREATE_TOPICS', kind: { type: 'bool' }, help: 'create unknown topics on Metadata/Produce (true|false)' },
+  { key: 'autoCreateTopics', flag: 'auto-create-topics', env: 'TIDELOG_AUTO_CREATE_TOPICS', kind: { type: 'bool' }, help: 'create unknown topics when a client asks for their metadata (true|false)' },
   { key: 'segmentBytes', flag: 'segment-bytes', env: 'TIDELOG_SEGMENT_BYTES', kind: { type: 'int', min: 14, max: INT32_MAX }, help: 'roll a segment once it reaches this size' },
   { key: 'segmentMs', flag: 'segment-ms', env: 'TIDELOG_SEGMENT_MS', kind: { type: 'int', min: 1, max: SAFE }, help: 'roll a segment once it is this old' },
   { key: 'retentionMs', flag: 'retention-ms', env: 'TIDELOG_RETENTION_MS', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete segments whose newest record is older than this; -1 keeps them' },

@@ -29,6 +29,8 @@ export interface LogManagerOptions {
   retentionCheckIntervalMs?: number
   /** How often the recovery-point and log-start-offset checkpoints are written (Kafka: 60 s). */
   checkpointIntervalMs?: number
+  /** Set as every log's onAppend (wakes long-polling fetches). */
+  onAppend?: (log: PartitionLog) => void
 }
 
 /**
@@ -43,6 +45,7 @@ export class LogManager {
   readonly defaults: LogConfig
   private readonly logs = new Map<string, PartitionLog>()
   private readonly logger: Logger
+  private readonly onAppend: ((log: PartitionLog) => void) | undefined
   private readonly lock: DataDirLock
   private readonly timers: NodeJS.Timeout[] = []
   private checkpointing: Promise<void> = Promise.resolve()
@@ -52,6 +55,7 @@ export class LogManager {
     this.dataDir = resolve(opts.dataDir)
     this.defaults = { ...DEFAULT_LOG_CONFIG, ...opts.config }
     this.logger = opts.logger ?? silentLogger
+    this.onAppend = opts.onAppend
     this.lock = lock
     this.cleanStart = clean
   }
@@ -103,6 +107,7 @@ export class LogManager {
           logger,
         })
         recovered += log.recovery.recoveredSegments
+        log.onAppend = mgr.onAppend
         mgr.logs.set(name, log)
       }
       logger.info(
@@ -142,6 +147,7 @@ export class LogManager {
         clean: true,
         logger: this.logger,
       })
+      log.onAppend = this.onAppend
       this.logs.set(name, log)
     } else if (config !== undefined) {
       log.config = { ...this.defaults, ...config }

@@ -1,0 +1,143 @@
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { randomUuid } from '@tidelog/protocol'
+import { type BrokerConfig, validateConfig } from './config.js'
+import { AppendNotifier, type BrokerContext } from './context.js'
+import { createRegistry } from './handlers/index.js'
+import { writeFileAtomicSync } from './log/checkpoint.js'
+import { LogManager } from './log/index.js'
+import { type Logger, silentLogger } from './logger.js'
+import { KafkaServer } from './server.js'
+import { TopicRegistry } from './topics.js'
+
+export interface BrokerOptions extends Partial<BrokerConfig> {
+  /** Defaults to silence in-process; the CLI logs to stderr. */
+  logger?: Logger
+  /** How often retention runs (default 5 s). */
+  retentionCheckIntervalMs?: number
+  /** How often checkpoints are written (default 60 s). */
+  checkpointIntervalMs?: number
+}
+
+export interface Broker {
+  /** The address bound. */
+  readonly host: string
+  /** The port bound (the ephemeral one chosen for port 0). */
+  readonly port: number
+  readonly dataDir: string
+  readonly nodeId: number
+  readonly clusterId: string
+  /** What Metadata tells clients. */
+  readonly advertised: { readonly host: string; readonly port: number }
+  /**
+   * Stops accepting connections, finishes the requests already read, flushes
+   * and closes every log, writes the checkpoints and the clean-shutdown marker,
+   * and releases the data directory.
+   */
+  close(): Promise<void>
+}
+
+export const META_FILE = 'meta.properties'
+
+/**
+ * The cluster id and node id this data directory belongs to, as Kafka keeps
+ * them in meta.properties: created on first start, checked on every later one
+ * so a data directory is never silently served under another node id.
+ */
+function loadMeta(dataDir: string, nodeId: number): string {
+  const path = join(dataDir, META_FILE)
+  let text: string | undefined
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  if (text !== undefined) {
+    const props = new Map<string, string>()
+    for (const line of text.split('\n')) {
+      const m = /^\s*([^#=\s][^=]*?)\s*=\s*(.*?)\s*$/.exec(line)
+      if (m !== null) props.set(m[1]!, m[2]!)
+    }
+    const clusterId = props.get('cluster.id')
+    const storedNode = props.get('node.id')
+    if (clusterId !== undefined && clusterId !== '') {
+      if (storedNode !== undefined && Number(storedNode) !== nodeId) {
+        throw new Error(`${path} belongs to node ${storedNode}, not node ${nodeId}; start with --node-id ${storedNode} or another --data-dir`)
+      }
+      return clusterId
+    }
+  }
+  const clusterId = randomUuid()
+  writeFileAtomicSync(path, `version=1\ncluster.id=${clusterId}\nnode.id=${nodeId}\n`)
+  return clusterId
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]' || host === ''
+}
+
+/**
+ * Starts a broker in this process: opens (and if needed recovers) the data
+ * directory, then listens. `port: 0` picks a free port, reported as `port`.
+ */
+export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, ...rest } = options
+  const config = validateConfig(rest)
+  const logger = givenLogger ?? silentLogger
+  const dataDir = resolve(config.dataDir)
+  const appends = new AppendNotifier()
+  const logs = LogManager.open({
+    dataDir,
+    config: {
+      segmentBytes: config.segmentBytes,
+      segmentMs: config.segmentMs,
+      retentionMs: config.retentionMs,
+      retentionBytes: config.retentionBytes,
+      flushMessages: config.flushMessages,
+      flushMs: config.flushMs,
+    },
+    logger,
+    onAppend: (log) => appends.notify(log),
+    ...(retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs } : {}),
+    ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
+  })
+  let server: KafkaServer | undefined
+  try {
+    const clusterId = loadMeta(dataDir, config.nodeId)
+    const topics = new TopicRegistry(dataDir, logs, config, logger)
+    topics.load()
+    const advertised = { host: '', port: 0 }
+    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends }
+    server = new KafkaServer({ broker: context, registry: createRegistry(), maxRequestBytes: config.maxRequestBytes, logger })
+    const addr = await server.listen(config.host, config.port)
+    advertised.host = config.advertisedHost ?? (isWildcard(config.host) ? '127.0.0.1' : config.host)
+    advertised.port = config.advertisedPort ?? addr.port
+    logger.info(`listening on ${addr.address}:${addr.port}, advertised as ${advertised.host}:${advertised.port}`)
+
+    let closing: Promise<void> | undefined
+    const s = server
+    return {
+      host: addr.address,
+      port: addr.port,
+      dataDir,
+      nodeId: config.nodeId,
+      clusterId,
+      advertised,
+      close() {
+        closing ??= (async () => {
+          const stopped = s.close()
+          // Long-polling fetches answer now instead of at their max wait.
+          appends.close()
+          await stopped
+          await logs.close()
+          logger.info('shut down cleanly')
+        })()
+        return closing
+      },
+    }
+  } catch (err) {
+    if (server !== undefined) await server.close(0).catch(() => {})
+    await logs.close().catch(() => {})
+    throw err
+  }
+}

@@ -1,0 +1,160 @@
+import {
+  CorruptRecordError,
+  ErrorCodes,
+  InvalidRecordError,
+  LOG_OVERHEAD,
+  Produce,
+  RecordTooLargeError,
+  batchSizeAt,
+  validateRecordBatch,
+  type ProduceRequest,
+  type ProduceResponse,
+  type ProduceResponsePartitionProduceResponse,
+} from '@tidelog/protocol'
+import type { PartitionLog } from '../log/index.js'
+import type { Topic } from '../topics.js'
+import { defineHandler } from './types.js'
+
+// The first version whose records must be a single magic-2 batch (KIP-98).
+const MIN_SERVED_VERSION = 3
+
+class PartitionError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The checks Kafka applies to a produced partition's records, in its order
+ * (ProduceRequest.validateRecords, UnifiedLog.analyzeAndValidateRecords,
+ * LogValidator): exactly one batch, magic 2, baseOffset 0, size within
+ * max.message.bytes, CRC32C, offset range agreeing with a positive record
+ * count, no control batch from a client.
+ */
+function validate(records: Buffer, topic: Topic): void {
+  const size = batchSizeAt(records, 0)
+  if (records.length < LOG_OVERHEAD || size < 0) throw new PartitionError(ErrorCodes.CORRUPT_MESSAGE, 'records are truncated')
+  if (size < records.length) {
+    throw new PartitionError(ErrorCodes.INVALID_RECORD, 'produce requests from version 3 on must contain exactly one record batch')
+  }
+  if (records.length > 16 && records[16] !== 2) {
+    throw new PartitionError(ErrorCodes.INVALID_RECORD, `produce requests from version 3 on must contain magic 2 batches, got magic ${records[16]}`)
+  }
+  if (records.readInt32BE(0) !== 0 || records.readInt32BE(4) !== 0) {
+    throw new PartitionError(ErrorCodes.INVALID_RECORD, 'the baseOffset of a produced record batch must be 0')
+  }
+  let header
+  try {
+    header = validateRecordBatch(records, 0, { maxBatchBytes: topic.settings.maxMessageBytes })
+  } catch (err) {
+    if (err instanceof RecordTooLargeError) throw new PartitionError(ErrorCodes.MESSAGE_TOO_LARGE, err.message)
+    if (err instanceof CorruptRecordError) throw new PartitionError(ErrorCodes.CORRUPT_MESSAGE, err.message)
+    if (err instanceof InvalidRecordError) throw new PartitionError(ErrorCodes.INVALID_RECORD, err.message)
+    throw err
+  }
+  if (header.isControl) throw new PartitionError(ErrorCodes.INVALID_RECORD, 'clients may not produce control batches')
+  if (header.isTransactional) throw new PartitionError(ErrorCodes.INVALID_RECORD, 'transactional batches are not supported by this broker')
+  if (header.producerId >= 0n && header.baseSequence < 0) {
+    throw new PartitionError(ErrorCodes.INVALID_RECORD, `invalid base sequence ${header.baseSequence} for producer ${header.producerId}`)
+  }
+}
+
+function partitionResult(index: number, errorCode: number, errorMessage: string | null = null): ProduceResponsePartitionProduceResponse {
+  return { index, errorCode, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage }
+}
+
+/**
+ * Produce 3-11 (0-2 advertised, as Kafka 4 does, because older librdkafka
+ * turns compression off for brokers that do not list them; they are answered
+ * with UNSUPPORTED_VERSION). Every partition's batch is appended before the
+ * first await, so requests on a connection append in the order they arrive;
+ * the fsync of the flush.messages policy is awaited before acknowledging.
+ * acks=0 gets no response; if any of its partitions fails, the connection is
+ * closed instead, as Kafka does.
+ */
+export const produceHandler = defineHandler({
+  api: Produce,
+  minVersion: MIN_SERVED_VERSION,
+  maxVersion: 11,
+  advertisedMinVersion: 0,
+  handle(ctx, req: ProduceRequest) {
+    const broker = ctx.broker
+    const acks = req.acks
+    if (acks !== 0 && acks !== 1 && acks !== -1) return errorAll(req, ErrorCodes.INVALID_REQUIRED_ACKS)
+    if (req.transactionalId !== null && req.transactionalId !== undefined) {
+      return errorAll(req, ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    }
+    const toFlush: PartitionLog[] = []
+    let failed: string | undefined
+    const responses = req.topicData.map((td) => {
+      const topic = broker.topics.get(td.name)
+      return {
+        name: td.name,
+        partitionResponses: td.partitionData.map((pd) => {
+          const log = topic?.logs[pd.index]
+          if (topic === undefined || log === undefined) {
+            failed ??= `unknown topic or partition ${td.name}-${pd.index}`
+            return partitionResult(pd.index, ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION)
+          }
+          if (topic.isInternal) {
+            failed ??= `produce to internal topic ${td.name}`
+            return partitionResult(pd.index, ErrorCodes.INVALID_TOPIC_EXCEPTION, `cannot append to internal topic ${td.name}`)
+          }
+          const u8 = pd.records
+          if (u8 === null || u8.length === 0) {
+            failed ??= 'empty records'
+            return partitionResult(pd.index, ErrorCodes.INVALID_RECORD, 'produce request carries no records')
+          }
+          const records = Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength)
+          try {
+            validate(records, topic)
+          } catch (err) {
+            if (!(err instanceof PartitionError)) throw err
+            failed ??= err.message
+            return partitionResult(pd.index, err.code, err.message)
+          }
+          const r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
+          if (log.needsFlush && !toFlush.includes(log)) toFlush.push(log)
+          return {
+            index: pd.index,
+            errorCode: ErrorCodes.NONE,
+            baseOffset: BigInt(r.baseOffset),
+            logAppendTimeMs: BigInt(r.logAppendTime),
+            logStartOffset: BigInt(r.logStartOffset),
+            recordErrors: [],
+            errorMessage: null,
+          }
+        }),
+      }
+    })
+    const response: ProduceResponse = { responses, throttleTimeMs: 0 }
+    if (acks === 0) {
+      for (const log of toFlush) log.flush().catch((err: unknown) => broker.logger.error(`flush failed: ${String(err)}`))
+      if (failed !== undefined) ctx.closeConnection(`acks=0 produce failed: ${failed}`)
+      return undefined
+    }
+    if (toFlush.length === 0) return response
+    return Promise.all(toFlush.map((l) => l.flush())).then(
+      () => response,
+      (err: unknown) => {
+        // Appended but not durable as the policy demands: the client must not take it as acknowledged.
+        broker.logger.error(`fsync before acknowledging failed: ${String(err)}`)
+        return errorAll(req, ErrorCodes.KAFKA_STORAGE_ERROR)
+      },
+    )
+  },
+  errorResponse: errorAll,
+})
+
+function errorAll(req: ProduceRequest, errorCode: number): ProduceResponse {
+  return {
+    responses: req.topicData.map((td) => ({
+      name: td.name,
+      partitionResponses: td.partitionData.map((pd) => partitionResult(pd.index, errorCode)),
+    })),
+    throttleTimeMs: 0,
+  }
+}

@@ -1,0 +1,35 @@
+import type { ApiVersionsResponseApiVersion } from '@tidelog/protocol'
+import { produceHandler } from './00-produce.js'
+import { fetchHandler } from './01-fetch.js'
+import { listOffsetsHandler } from './02-list-offsets.js'
+import { metadataHandler } from './03-metadata.js'
+import { apiVersionsHandler } from './18-api-versions.js'
+import type { ApiHandler } from './types.js'
+
+export type { ApiHandler, RequestContext } from './types.js'
+
+/**
+ * The broker presents itself as Apache Kafka 3.9: each API is capped at 3.9's
+ * maximum version, so clients that infer the broker's release from these
+ * ranges (kafka-python, librdkafka) switch features on as for 3.9. Minimums
+ * follow Kafka 4.0 (KIP-896), which dropped the oldest versions.
+ */
+export function createRegistry(): ReadonlyMap<number, ApiHandler> {
+  const registry = new Map<number, ApiHandler>()
+  const add = (h: ApiHandler): void => {
+    if (h.minVersion < h.api.minVersion || h.maxVersion > h.api.maxVersion) {
+      throw new Error(`${h.api.name} handler serves ${h.minVersion}-${h.maxVersion}, beyond the codec's ${h.api.minVersion}-${h.api.maxVersion}`)
+    }
+    registry.set(h.api.apiKey, h)
+  }
+  for (const h of [produceHandler, fetchHandler, listOffsetsHandler, metadataHandler]) add(h)
+  add(apiVersionsHandler(() => advertisedVersions(registry)))
+  return registry
+}
+
+/** The ApiVersions list: every registered handler's advertised range, by api key. */
+export function advertisedVersions(registry: ReadonlyMap<number, ApiHandler>): ApiVersionsResponseApiVersion[] {
+  return [...registry.values()]
+    .map((h) => ({ apiKey: h.api.apiKey, minVersion: h.advertisedMinVersion ?? h.minVersion, maxVersion: h.maxVersion }))
+    .sort((a, b) => a.apiKey - b.apiKey)
+}

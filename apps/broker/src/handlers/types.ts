@@ -1,0 +1,41 @@
+import type { ApiDefinition, RequestHeader } from '@tidelog/protocol'
+import type { BrokerContext } from '../context.js'
+
+export interface RequestContext {
+  readonly broker: BrokerContext
+  readonly header: RequestHeader
+  readonly version: number
+  /** Remote address, for logs. */
+  readonly peer: string
+  /**
+   * Closes the connection once the responses before this request are written
+   * (Kafka's answer to a failed acks=0 produce, which has no response to carry
+   * the error).
+   */
+  closeConnection(reason: string): void
+}
+
+/**
+ * One API served by the broker: the versions it answers and how. The
+ * ApiVersions response is built from the registered handlers, so what is
+ * advertised is exactly what is served.
+ */
+export interface ApiHandler<Req = any, Res = any> {
+  readonly api: ApiDefinition<Req, Res>
+  /** Versions answered normally. */
+  readonly minVersion: number
+  readonly maxVersion: number
+  /**
+   * Advertised minimum when it is below minVersion: versions in between are
+   * decoded and answered with errorResponse(UNSUPPORTED_VERSION).
+   */
+  readonly advertisedMinVersion?: number
+  /** The response, or undefined when none is sent (acks=0 produce). */
+  handle(ctx: RequestContext, req: Req): Res | undefined | Promise<Res | undefined>
+  /** A response carrying `errorCode` wherever the response has one. */
+  errorResponse(req: Req, errorCode: number, version: number): Res
+}
+
+export function defineHandler<Req, Res>(h: ApiHandler<Req, Res>): ApiHandler<Req, Res> {
+  return h
+}

@@ -1,0 +1,278 @@
+import { type AddressInfo, type Server, type Socket, createServer } from 'node:net'
+import {
+  ApiKeys,
+  ErrorCodes,
+  FrameDecoder,
+  Reader,
+  decodeRequestHeader,
+  encodeResponseFrame,
+  type RequestHeader,
+} from '@tidelog/protocol'
+import type { BrokerContext } from './context.js'
+import type { ApiHandler, RequestContext } from './handlers/index.js'
+import type { Logger } from './logger.js'
+
+export interface ServerOptions {
+  broker: BrokerContext
+  registry: ReadonlyMap<number, ApiHandler>
+  maxRequestBytes: number
+  logger: Logger
+  /** Requests decoded but not yet answered, per connection, before reading pauses. */
+  maxInFlight?: number
+}
+
+interface Slot {
+  apiKey: number
+  version: number
+  correlationId: number
+  done: boolean
+  /** The encoded response frame, or null when none is sent. */
+  out: Buffer | null
+}
+
+const DEFAULT_MAX_IN_FLIGHT = 128
+
+/**
+ * One client connection. Frames are decoded as they arrive and dispatched at
+ * once, so many requests can be in flight; responses are queued per request
+ * and written strictly in request order. Anything that breaks the protocol
+ * (bad length, unknown api key, undecodable header or body) closes this
+ * connection only.
+ */
+class Connection {
+  private readonly decoder: FrameDecoder
+  private readonly queue: Slot[] = []
+  private readonly peer: string
+  private paused = false
+  private closed = false
+  /** Close once the queue drains (shutdown, or a failed acks=0 produce). */
+  private closing = false
+  private readonly maxInFlight: number
+
+  constructor(
+    private readonly server: KafkaServer,
+    private readonly socket: Socket,
+    private readonly opts: ServerOptions,
+  ) {
+    this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`
+    this.decoder = new FrameDecoder({ maxFrameBytes: opts.maxRequestBytes })
+    this.maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
+    socket.setNoDelay(true)
+    socket.on('data', (chunk: Buffer) => this.onData(chunk))
+    socket.on('drain', () => this.maybeResume())
+    socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
+    socket.on('close', () => {
+      this.closed = true
+      this.server.forget(this)
+    })
+  }
+
+  get idle(): boolean {
+    return this.queue.length === 0
+  }
+
+  /** Stops reading; closes once every accepted request is answered. */
+  shutdown(): void {
+    this.closing = true
+    this.socket.pause()
+    if (this.queue.length === 0) this.end()
+  }
+
+  private end(): void {
+    // Destroy once our side is flushed: a client that never closes its side must not hold shutdown.
+    this.socket.end(() => this.socket.destroy())
+  }
+
+  destroy(reason: string): void {
+    if (this.closed) return
+    this.opts.logger.debug(`${this.peer}: closing connection: ${reason}`)
+    this.closed = true
+    this.socket.destroy()
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed || this.closing) return
+    let frames: Buffer[]
+    try {
+      frames = this.decoder.push(chunk)
+    } catch (err) {
+      this.destroy((err as Error).message)
+      return
+    }
+    for (const frame of frames) {
+      if (this.closed || this.closing) return
+      this.handleFrame(frame)
+    }
+    if (this.queue.length >= this.maxInFlight && !this.paused) {
+      this.paused = true
+      this.socket.pause()
+    }
+  }
+
+  private handleFrame(frame: Buffer): void {
+    const reader = new Reader(frame)
+    let header: RequestHeader
+    try {
+      header = decodeRequestHeader(reader)
+    } catch (err) {
+      this.destroy(`malformed request header: ${(err as Error).message}`)
+      return
+    }
+    const handler = this.opts.registry.get(header.apiKey)
+    if (handler === undefined) {
+      this.destroy(`unknown api key ${header.apiKey}`)
+      return
+    }
+    const v = header.apiVersion
+    const lowest = handler.advertisedMinVersion ?? handler.minVersion
+    if (v < lowest || v > handler.maxVersion) {
+      if (header.apiKey === ApiKeys.ApiVersions) {
+        // KIP-511: answer with v0 so the client learns what we speak and retries.
+        const slot = this.enqueue(header.apiKey, 0, header.correlationId)
+        this.complete(slot, handler, handler.errorResponse({}, ErrorCodes.UNSUPPORTED_VERSION, 0))
+        return
+      }
+      this.destroy(`${handler.api.name} version ${v} is not supported`)
+      return
+    }
+    let request: unknown
+    try {
+      request = handler.api.decodeRequest(reader, v)
+    } catch (err) {
+      this.destroy(`malformed ${handler.api.name} v${v} request: ${(err as Error).message}`)
+      return
+    }
+    const slot = this.enqueue(header.apiKey, v, header.correlationId)
+    if (v < handler.minVersion) {
+      this.complete(slot, handler, handler.errorResponse(request, ErrorCodes.UNSUPPORTED_VERSION, v))
+      return
+    }
+    const ctx: RequestContext = {
+      broker: this.opts.broker,
+      header,
+      version: v,
+      peer: this.peer,
+      closeConnection: (reason) => {
+        this.opts.logger.debug(`${this.peer}: ${reason}`)
+        this.closing = true
+      },
+    }
+    let result: unknown
+    try {
+      result = handler.handle(ctx, request)
+    } catch (err) {
+      this.handlerFailed(slot, handler, request, err)
+      return
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (res) => this.complete(slot, handler, res),
+        (err: unknown) => this.handlerFailed(slot, handler, request, err),
+      )
+    } else {
+      this.complete(slot, handler, result)
+    }
+  }
+
+  private enqueue(apiKey: number, version: number, correlationId: number): Slot {
+    const slot: Slot = { apiKey, version, correlationId, done: false, out: null }
+    this.queue.push(slot)
+    return slot
+  }
+
+  private handlerFailed(slot: Slot, handler: ApiHandler, request: unknown, err: unknown): void {
+    // A bug or an I/O failure, not the client's doing: answer UNKNOWN_SERVER_ERROR when we can.
+    this.opts.logger.error(`${this.peer}: ${handler.api.name} v${slot.version} failed: ${(err as Error)?.stack ?? String(err)}`)
+    let response: unknown
+    try {
+      response = handler.errorResponse(request, ErrorCodes.UNKNOWN_SERVER_ERROR, slot.version)
+    } catch {
+      this.destroy('could not build an error response')
+      return
+    }
+    this.complete(slot, handler, response)
+  }
+
+  private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
+    if (response !== undefined) {
+      try {
+        slot.out = encodeResponseFrame(slot.apiKey, slot.version, slot.correlationId, response)
+      } catch (err) {
+        this.opts.logger.error(`${this.peer}: cannot encode ${handler.api.name} v${slot.version} response: ${(err as Error).message}`)
+        this.destroy('response encoding failed')
+        return
+      }
+    }
+    slot.done = true
+    this.flushQueue()
+  }
+
+  private flushQueue(): void {
+    if (this.closed) return
+    let n = 0
+    while (n < this.queue.length && this.queue[n]!.done) {
+      const out = this.queue[n]!.out
+      if (out !== null) this.socket.write(out)
+      n++
+    }
+    if (n > 0) this.queue.splice(0, n)
+    if (this.closing && this.queue.length === 0) {
+      this.end()
+      return
+    }
+    this.maybeResume()
+  }
+
+  private maybeResume(): void {
+    if (!this.paused || this.closing || this.closed) return
+    if (this.queue.length < this.maxInFlight && !this.socket.writableNeedDrain) {
+      this.paused = false
+      this.socket.resume()
+    }
+  }
+}
+
+/** The TCP side of the broker: accepts connections and feeds them to the handlers. */
+export class KafkaServer {
+  private readonly server: Server
+  private readonly connections = new Set<Connection>()
+
+  constructor(private readonly opts: ServerOptions) {
+    this.server = createServer({ noDelay: true }, (socket) => {
+      this.connections.add(new Connection(this, socket, opts))
+    })
+  }
+
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err)
+      this.server.once('error', onError)
+      this.server.listen(port, host, () => {
+        this.server.off('error', onError)
+        this.server.on('error', (err) => this.opts.logger.error(`server: ${err.message}`))
+        resolve(this.server.address() as AddressInfo)
+      })
+    })
+  }
+
+  /** @internal */
+  forget(c: Connection): void {
+    this.connections.delete(c)
+  }
+
+  /**
+   * Stops accepting, lets every connection finish the requests it has already
+   * read (their responses are written), then closes them; connections still
+   * busy after `graceMs` are cut.
+   */
+  async close(graceMs = 10_000): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
+    for (const c of this.connections) c.shutdown()
+    const deadline = Date.now() + graceMs
+    while (this.connections.size > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    for (const c of this.connections) c.destroy('shutdown grace period over')
+    await closed
+  }
+}
