@@ -108,7 +108,6 @@ export const ApiKeys = {
 } as const
 
 /** Every API this codec speaks, by api key. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number, ApiDefinition<any, any>>([
   [0, Produce],
   [1, Fetch],
@@ -145,7 +144,6 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [68, ConsumerGroupHeartbeat],
 ])
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function getApi(apiKey: number): ApiDefinition<any, any> | undefined {
   return apis.get(apiKey)
 }
