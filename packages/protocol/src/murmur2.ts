@@ -18,16 +18,11 @@ function hashBytes(data: Uint8Array, length: number): number {
     k = Math.imul(k, M)
     h = Math.imul(h, M) ^ k
   }
-  switch (length & 3) {
-    case 3:
-      h ^= data[end4 + 2]! << 16
-    // falls through
-    case 2:
-      h ^= data[end4 + 1]! << 8
-    // falls through
-    case 1:
-      h ^= data[end4]!
-      h = Math.imul(h, M)
+  const tail = length & 3
+  if (tail !== 0) {
+    if (tail === 3) h ^= data[end4 + 2]! << 16
+    if (tail >= 2) h ^= data[end4 + 1]! << 8
+    h = Math.imul(h ^ data[end4]!, M)
   }
   h ^= h >>> 13
   h = Math.imul(h, M)
@@ -45,16 +40,11 @@ function hashAscii(s: string, length: number): number {
     k = Math.imul(k, M)
     h = Math.imul(h, M) ^ k
   }
-  switch (length & 3) {
-    case 3:
-      h ^= s.charCodeAt(end4 + 2) << 16
-    // falls through
-    case 2:
-      h ^= s.charCodeAt(end4 + 1) << 8
-    // falls through
-    case 1:
-      h ^= s.charCodeAt(end4)
-      h = Math.imul(h, M)
+  const tail = length & 3
+  if (tail !== 0) {
+    if (tail === 3) h ^= s.charCodeAt(end4 + 2) << 16
+    if (tail >= 2) h ^= s.charCodeAt(end4 + 1) << 8
+    h = Math.imul(h ^ s.charCodeAt(end4), M)
   }
   h ^= h >>> 13
   h = Math.imul(h, M)

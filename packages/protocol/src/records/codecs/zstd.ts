@@ -4,9 +4,8 @@ import { CompressionError, DecompressionLimitError } from '../../errors/base.js'
 import type { CompressionCodec } from '../compression.js'
 
 // zstd (KIP-110). Decoding is pure JS (fzstd) so every consumer can read topics
-// that a broker or producer compressed with zstd. fzstd sizes its window buffer
-// from the frame header, so the frames are walked first and a window larger
-// than the cap is refused before fzstd allocates it. Encoding needs node:zlib's
+// that a broker or producer compressed with zstd; see prepareFrames for how its
+// memory is kept in proportion to the input. Encoding needs node:zlib's
 // zstd (Node >= 22.15); elsewhere register a codec of your own.
 
 const FRAME_MAGIC = 0xfd2fb528
@@ -14,17 +13,39 @@ const MAX_BLOCK = 128 * 1024
 
 const u32le = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0
 
-/** Walks frame and block headers; returns what fzstd will allocate for windows in total. */
-function checkFrames(src: Uint8Array, max: number): void {
+/** The smallest window descriptor byte whose window holds at least `n` bytes. */
+function windowDescriptorFor(n: number): { byte: number; size: number } {
+  for (let e = 0; e < 32; e++) {
+    const base = 2 ** (10 + e)
+    for (let m = 0; m < 8; m++) {
+      const size = base + (base / 8) * m
+      if (size >= n) return { byte: (e << 3) | m, size }
+    }
+  }
+  return { byte: 0xff, size: Infinity }
+}
+
+/**
+ * Walks frame and block headers before fzstd sees them. fzstd allocates each
+ * frame's whole declared window up front (a 10-byte header can ask for 2 GiB),
+ * while a frame's back-references can never reach further than the output it
+ * has produced. So where the declared window is larger than everything the
+ * frame's blocks can produce, the window descriptor is rewritten (on a copy)
+ * to that size: same output, and memory in proportion to the input (and never
+ * more than the cap and one block). Declared sizes over the cap are refused
+ * before anything is allocated; the output is counted as it is produced.
+ */
+function prepareFrames(src: Uint8Array, max: number): Uint8Array {
   let pos = 0
-  let windows = 0
+  let out = src
+  let declared = 0
   const n = src.length
   if (n === 0) throw new CompressionError('zstd: empty input')
   while (pos < n) {
     if (n - pos < 8) throw new CompressionError('zstd: truncated frame')
     const magic = u32le(src, pos)
     if ((magic & 0xfffffff0) === 0x184d2a50) {
-      // Skippable frame (used for metadata); its size is counted against the input only.
+      // Skippable frame (metadata); nothing is decoded from it.
       pos += 8 + u32le(src, pos + 4)
       if (pos > n) throw new CompressionError('zstd: truncated skippable frame')
       continue
@@ -33,10 +54,10 @@ function checkFrames(src: Uint8Array, max: number): void {
     const fhd = src[pos + 4]!
     const singleSegment = (fhd >>> 5) & 1
     const fcsFlag = fhd >>> 6
-    const dictFlag = fhd & 3
     if (fhd & 0x08) throw new CompressionError('zstd: reserved bit set in frame header')
-    if (dictFlag !== 0) throw new CompressionError('zstd: frames with a dictionary are not supported')
+    if ((fhd & 3) !== 0) throw new CompressionError('zstd: frames with a dictionary are not supported')
     let p = pos + 5
+    const wdAt = p
     let window = 0
     if (!singleSegment) {
       const wd = src[p++]!
@@ -53,13 +74,10 @@ function checkFrames(src: Uint8Array, max: number): void {
       p += fcsBytes
     }
     if (singleSegment) window = fcs
-    if (fcs > max || window > max) throw new DecompressionLimitError('zstd', max)
-    // fzstd holds one window per frame; a stream of many frames each declaring a
-    // large window would make it allocate over and over.
-    windows += window
-    if (windows > 2 * max + MAX_BLOCK) throw new DecompressionLimitError('zstd', max)
-    const checksum = (fhd >>> 2) & 1
+    if (fcs > max) throw new DecompressionLimitError('zstd', max)
     const blockMax = Math.min(MAX_BLOCK, Math.max(window, 1))
+    // The most this frame's blocks can produce.
+    let bound = 0
     for (;;) {
       if (n - p < 3) throw new CompressionError('zstd: truncated block header')
       const bh = src[p]! | (src[p + 1]! << 8) | (src[p + 2]! << 16)
@@ -68,18 +86,34 @@ function checkFrames(src: Uint8Array, max: number): void {
       const size = bh >>> 3
       if (type === 3) throw new CompressionError('zstd: reserved block type')
       if (size > blockMax) throw new CompressionError(`zstd: block of ${size} bytes exceeds ${blockMax}`)
+      bound += type === 2 ? blockMax : size
       p += type === 1 ? 1 : size
       if (p > n) throw new CompressionError('zstd: truncated block')
       if (bh & 1) break
     }
-    p += checksum * 4
+    if (fcs > bound) throw new CompressionError(`zstd: frame declares ${fcs} bytes but its blocks hold at most ${bound}`)
+    p += ((fhd >>> 2) & 1) * 4
     if (p > n) throw new CompressionError('zstd: truncated checksum')
+    if (fcs > 0) {
+      declared += fcs
+      if (declared > max) throw new DecompressionLimitError('zstd', max)
+    }
+    if (!singleSegment) {
+      // Past the cap plus one block the output is refused anyway (by the caller's
+      // counting), so no back-reference that matters can reach further than that.
+      const need = windowDescriptorFor(Math.max(1, Math.min(bound, fcs >= 0 ? fcs : bound, max + MAX_BLOCK)))
+      if (need.size < window) {
+        if (out === src) out = Uint8Array.from(src)
+        out[wdAt] = need.byte
+      }
+    }
     pos = p
   }
+  return out
 }
 
 export function zstdDecompress(src: Uint8Array, max: number): Uint8Array {
-  checkFrames(src, max)
+  src = prepareFrames(src, max)
   const chunks: Uint8Array[] = []
   let total = 0
   const d = new Decompress((chunk) => {
