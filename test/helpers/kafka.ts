@@ -141,7 +141,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
   writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
   const log4j = join(dir, 'log4j2.properties')
   writeFileSync(log4j, LOG4J)
-  const jvm = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
+  const jvm = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
 
   const { stdout: clusterId } = await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'random-uuid'])
   await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId.trim(), '-c', propsFile], {
