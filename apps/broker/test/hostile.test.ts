@@ -1,0 +1,135 @@
+import { connect } from 'node:net'
+import { ApiKeys, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Broker, startBroker } from '../src/index.js'
+import { makeBatch } from './helpers/batches.js'
+import { RawClient } from './helpers/raw-client.js'
+import { tempDir } from './helpers/tmp.js'
+
+let broker: Broker | undefined
+afterEach(async () => {
+  await broker?.close()
+  broker = undefined
+})
+
+// Deterministic junk (xorshift32), so a failure can be replayed.
+function prng(seed: number) {
+  let x = seed >>> 0 || 1
+  return () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return (x >>> 0) / 4294967296
+  }
+}
+
+function frame(body: Buffer): Buffer {
+  const f = Buffer.alloc(4 + body.length)
+  f.writeInt32BE(body.length)
+  body.copy(f, 4)
+  return f
+}
+
+function header(apiKey: number, version: number, flexible: boolean): Buffer {
+  const h = Buffer.alloc(flexible ? 11 : 10)
+  h.writeInt16BE(apiKey, 0)
+  h.writeInt16BE(version, 2)
+  h.writeInt32BE(42, 4)
+  h.writeInt16BE(-1, 8)
+  return h
+}
+
+/** Opens a connection, writes `bytes`, and resolves once the broker has closed it (or after `ms`). */
+function hostile(port: number, bytes: Buffer[], ms = 3000): Promise<'closed' | 'open'> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1', () => {
+      for (const b of bytes) s.write(b)
+    })
+    s.on('error', () => {})
+    s.on('data', () => {})
+    const timer = setTimeout(() => {
+      s.destroy()
+      resolve('open')
+    }, ms)
+    s.on('close', () => {
+      clearTimeout(timer)
+      resolve('closed')
+    })
+  })
+}
+
+describe('hostile input', () => {
+  it('closes only the offending connections while a good client produces and consumes', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir(), maxRequestBytes: 1024 * 1024 })
+    const port = broker.port
+    const good = await RawClient.connect(port)
+    const meta = await good.request(ApiKeys.Metadata, 12, { topics: [{ name: 'good', topicId: ZERO_UUID }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false })
+    expect(meta.topics[0].errorCode).toBe(0)
+
+    let stop = false
+    let produced = 0
+    const errors: string[] = []
+    const goodLoop = (async () => {
+      while (!stop) {
+        const r = await good.request(ApiKeys.Produce, 9, {
+          transactionalId: null, acks: -1, timeoutMs: 1000,
+          topicData: [{ name: 'good', partitionData: [{ index: 0, records: makeBatch(5) }] }],
+        })
+        const p = r.responses[0].partitionResponses[0]
+        if (p.errorCode !== 0 || p.baseOffset !== BigInt(produced)) errors.push(`produce: ${p.errorCode} at ${p.baseOffset}`)
+        produced += 5
+      }
+    })()
+
+    const rnd = prng(20240601)
+    const junk = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)))
+    const attacks: Promise<'closed' | 'open'>[] = []
+    const expectClosed: Promise<'closed' | 'open'>[] = []
+    const minus1 = Buffer.alloc(4)
+    minus1.writeInt32BE(-1)
+    const huge = Buffer.alloc(4)
+    huge.writeInt32BE(0x7fffffff)
+    const big = Buffer.alloc(4)
+    big.writeInt32BE(2 * 1024 * 1024)
+    expectClosed.push(hostile(port, [minus1]))
+    expectClosed.push(hostile(port, [huge]))
+    expectClosed.push(hostile(port, [big, junk(100)]))
+    expectClosed.push(hostile(port, [frame(Buffer.concat([header(999, 0, false), junk(20)]))]))
+    expectClosed.push(hostile(port, [frame(Buffer.concat([header(ApiKeys.Produce, 9, true), junk(200)]))]))
+    expectClosed.push(hostile(port, [frame(Buffer.concat([header(ApiKeys.Fetch, 12, true), junk(50)]))]))
+    expectClosed.push(hostile(port, [frame(Buffer.concat([header(ApiKeys.Metadata, 12, true), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])]))]))
+    expectClosed.push(hostile(port, [frame(Buffer.concat([header(ApiKeys.Produce, 99, false), junk(10)]))]))
+    expectClosed.push(hostile(port, [frame(Buffer.from([0, 3]))]))
+    for (let i = 0; i < 30; i++) attacks.push(hostile(port, [junk(1 + Math.floor(rnd() * 400))], 500))
+    // A truncated frame: the connection just waits for the rest, then the peer leaves.
+    attacks.push(hostile(port, [Buffer.from([0, 0, 1, 0]), junk(10)], 300))
+    // Junk bodies behind valid headers for every served API.
+    for (const key of [0, 1, 2, 3, 18]) {
+      for (let i = 0; i < 5; i++) attacks.push(hostile(port, [frame(Buffer.concat([header(key, 9, key !== 18), junk(Math.floor(rnd() * 300))]))], 500))
+    }
+
+    expect(await Promise.all(expectClosed)).toEqual(expectClosed.map(() => 'closed'))
+    await Promise.all(attacks)
+    stop = true
+    await goodLoop
+    expect(errors).toEqual([])
+    expect(produced).toBeGreaterThan(0)
+
+    // Everything produced is there, contiguous.
+    let next = 0n
+    while (next < BigInt(produced)) {
+      const f = await good.request(ApiKeys.Fetch, 12, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: 'good', partitions: [{ partition: 0, fetchOffset: next, partitionMaxBytes: 1 << 20 }] }],
+        forgottenTopicsData: [], rackId: '',
+      })
+      for (const b of decodeRecordBatches(f.responses[0].partitions[0].records)) {
+        for (const r of b) {
+          expect(r.offset).toBe(next)
+          next++
+        }
+      }
+    }
+    good.close()
+  })
+})
