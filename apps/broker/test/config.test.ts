@@ -170,3 +170,40 @@ describe('tidelog-broker CLI', () => {
     expect(r.stdout).toContain('--max-request-bytes')
   })
 })
+
+describe('tidelog-broker process', () => {
+  it('prints one ready line with the address, and shuts down cleanly on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process')
+    const { mkdtempSync, existsSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const dataDir = mkdtempSync(join(tmpdir(), 'tidelog-cli-'))
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'error'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let out = ''
+      const ready = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString()
+          if (out.includes('\n')) resolve(out)
+        })
+        child.once('exit', (code) => reject(new Error(`exited ${code}`)))
+      })
+      expect(ready).toMatch(/^tidelog-broker listening on 127\.0\.0\.1:(\d+) /)
+      const port = Number(/:(\d+) /.exec(ready)![1])
+      expect(port).toBeGreaterThan(0)
+      const second = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 })
+      expect(second.status).toBe(1)
+      expect(second.stderr).toMatch(/in use/)
+      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+      child.kill('SIGTERM')
+      expect(await exit).toBe(0)
+      expect(existsSync(join(dataDir, '.clean-shutdown'))).toBe(true)
+      expect(out.trim().split('\n')).toHaveLength(1)
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
