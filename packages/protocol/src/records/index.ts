@@ -1,4 +1,4 @@
-export { crc32c } from './crc32c.js'
+export { crc32c, crc32cNative } from './crc32c.js'
 export { CompressionType, compressionTypeOf, compressionName } from './compression-type.js'
 export type { CompressionName } from './compression-type.js'
 export { CorruptRecordError, InvalidRecordError, RecordTooLargeError } from './errors.js'

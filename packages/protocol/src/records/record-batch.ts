@@ -18,8 +18,8 @@ import { CompressionType, compressionTypeOf, type CompressionName } from './comp
 import { crc32c } from './crc32c.js'
 import { CorruptRecordError } from './errors.js'
 import { decodeLegacyMessage } from './legacy.js'
-import { readRecord, type Record, type RecordContext } from './record.js'
-import { cursor, varintSize, varlongSize, writeVarint, writeVarlong } from './varint.js'
+import { readRecord, recordEnd, RecordContext, type Record } from './record.js'
+import { varintSize, varlongSize, writeVarint, writeVarlong } from './varint.js'
 
 export type Bytes = Uint8Array | string
 export type HeaderInput =
@@ -327,7 +327,6 @@ class DecodedBatch implements RecordBatch {
   isControl!: boolean
   hasDeleteHorizon!: boolean
   size: number
-  private readonly data: Buffer
   private readonly start: number
   private readonly end: number
   private readonly ctx: RecordContext
@@ -339,32 +338,27 @@ class DecodedBatch implements RecordBatch {
     }
     Object.assign(this, h)
     this.size = LOG_OVERHEAD + h.batchLength
-    this.data = data
     this.start = start
     this.end = end
-    this.ctx = {
-      baseOffset: h.baseOffset,
-      baseTimestamp: h.baseTimestamp,
-      logAppendTime: h.timestampType === 1 ? h.maxTimestamp : null,
-    }
+    this.ctx = new RecordContext(h.baseOffset, h.baseTimestamp, h.timestampType === 1 ? h.maxTimestamp : null, data)
   }
 
   [Symbol.iterator](): Iterator<Record> {
-    return new RecordIterator(this.data, this.start, this.end, this.recordCount, this.ctx)
+    return new RecordIterator(this.ctx, this.start, this.end, this.recordCount)
   }
 
   toArray(): Record[] {
     const n = this.recordCount
     const out = new Array<Record>(n)
-    const data = this.data
     const end = this.end
     const ctx = this.ctx
-    cursor.pos = this.start
+    let p = this.start
     for (let i = 0; i < n; i++) {
-      if (cursor.pos >= end) throw countMismatch(n, i, cursor.pos)
-      out[i] = readRecord(data, end, ctx)
+      if (p >= end) throw countMismatch(n, i, p)
+      out[i] = readRecord(ctx, p, end)
+      p = recordEnd()
     }
-    if (cursor.pos !== end) throw leftover(end - cursor.pos, cursor.pos)
+    if (p !== end) throw leftover(end - p, p)
     return out
   }
 }
@@ -377,11 +371,10 @@ class RecordIterator implements Iterator<Record> {
   private pos: number
   private i = 0
   constructor(
-    private readonly data: Buffer,
+    private readonly ctx: RecordContext,
     start: number,
     private readonly end: number,
     private readonly count: number,
-    private readonly ctx: RecordContext,
   ) {
     this.pos = start
   }
@@ -400,9 +393,8 @@ class RecordIterator implements Iterator<Record> {
       this.i = this.count
       throw countMismatch(this.count, found, this.pos)
     }
-    cursor.pos = this.pos
-    const r = readRecord(this.data, this.end, this.ctx)
-    this.pos = cursor.pos
+    const r = readRecord(this.ctx, this.pos, this.end)
+    this.pos = recordEnd()
     this.i++
     return { done: false, value: r }
   }
