@@ -3,6 +3,8 @@ import { join, resolve } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import { type BrokerConfig, validateConfig } from './config.js'
 import { AppendNotifier, type BrokerContext } from './context.js'
+import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.js'
+import { OffsetsStore } from './groups/offsets-store.js'
 import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
 import { LogManager } from './log/index.js'
@@ -17,6 +19,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   retentionCheckIntervalMs?: number
   /** How often checkpoints are written (default 60 s). */
   checkpointIntervalMs?: number
+  /** Group coordinator timings (Kafka's group.* settings); tests shorten them. */
+  groups?: CoordinatorOptions
 }
 
 export interface Broker {
@@ -81,7 +85,7 @@ function isWildcard(host: string): boolean {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, ...rest } = options
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
@@ -102,12 +106,15 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
   })
   let server: KafkaServer | undefined
+  let offsets: OffsetsStore | undefined
   try {
     const clusterId = loadMeta(dataDir, config.nodeId)
     const topics = new TopicRegistry(dataDir, logs, config, logger)
     topics.load()
+    offsets = OffsetsStore.open(dataDir, logger)
+    const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }
-    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends }
+    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups }
     server = new KafkaServer({ broker: context, registry: createRegistry(), maxRequestBytes: config.maxRequestBytes, logger })
     const addr = await server.listen(config.host, config.port)
     advertised.host = config.advertisedHost ?? (isWildcard(config.host) ? '127.0.0.1' : config.host)
@@ -116,6 +123,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
 
     let closing: Promise<void> | undefined
     const s = server
+    const store = offsets
     return {
       host: addr.address,
       port: addr.port,
@@ -126,9 +134,11 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       close() {
         closing ??= (async () => {
           const stopped = s.close()
-          // Long-polling fetches answer now instead of at their max wait.
+          // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
+          groups.close()
           await stopped
+          store.close()
           await logs.close()
           logger.info('shut down cleanly')
         })()
@@ -137,6 +147,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     }
   } catch (err) {
     if (server !== undefined) await server.close(0).catch(() => {})
+    offsets?.close()
     await logs.close().catch(() => {})
     throw err
   }

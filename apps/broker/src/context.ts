@@ -1,4 +1,5 @@
 import type { BrokerConfig } from './config.js'
+import type { GroupCoordinator } from './groups/coordinator.js'
 import type { LogManager, PartitionLog } from './log/index.js'
 import type { Logger } from './logger.js'
 import type { TopicRegistry } from './topics.js'
@@ -14,6 +15,7 @@ export interface BrokerContext {
   /** What Metadata tells clients to connect to. */
   readonly advertised: { host: string; port: number }
   readonly appends: AppendNotifier
+  readonly groups: GroupCoordinator
 }
 
 interface Waiter {

@@ -3,6 +3,13 @@ import { produceHandler } from './00-produce.js'
 import { fetchHandler } from './01-fetch.js'
 import { listOffsetsHandler } from './02-list-offsets.js'
 import { metadataHandler } from './03-metadata.js'
+import { offsetCommitHandler } from './08-offset-commit.js'
+import { offsetFetchHandler } from './09-offset-fetch.js'
+import { findCoordinatorHandler } from './10-find-coordinator.js'
+import { joinGroupHandler } from './11-join-group.js'
+import { heartbeatHandler } from './12-heartbeat.js'
+import { leaveGroupHandler } from './13-leave-group.js'
+import { syncGroupHandler } from './14-sync-group.js'
 import { apiVersionsHandler } from './18-api-versions.js'
 import type { ApiHandler } from './types.js'
 
@@ -22,7 +29,21 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     }
     registry.set(h.api.apiKey, h)
   }
-  for (const h of [produceHandler, fetchHandler, listOffsetsHandler, metadataHandler]) add(h)
+  for (const h of [
+    produceHandler,
+    fetchHandler,
+    listOffsetsHandler,
+    metadataHandler,
+    offsetCommitHandler,
+    offsetFetchHandler,
+    findCoordinatorHandler,
+    joinGroupHandler,
+    heartbeatHandler,
+    leaveGroupHandler,
+    syncGroupHandler,
+  ] as ApiHandler[]) {
+    add(h)
+  }
   add(apiVersionsHandler(() => advertisedVersions(registry)))
   return registry
 }
