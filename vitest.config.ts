@@ -10,6 +10,7 @@ export default defineConfig({
     alias: {
       '@tidelog/protocol': src('./packages/protocol/src/index.ts'),
       '@tidelog/broker': src('./apps/broker/src/index.ts'),
+      '@tidelog/client': src('./packages/client/src/index.ts'),
     },
   },
   test: {
