@@ -7,7 +7,7 @@ import {
   type FetchResponsePartitionData,
 } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
-import { OffsetOutOfRangeError, type PartitionLog } from '../log/index.js'
+import { LogClosedError, OffsetOutOfRangeError, type PartitionLog } from '../log/index.js'
 import { defineHandler } from './types.js'
 
 const EMPTY = Buffer.alloc(0)
@@ -84,6 +84,12 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
         budget -= r.records.length
       }
     } catch (err) {
+      if (err instanceof LogClosedError) {
+        // Deleted (or shutting down) while the fetch waited.
+        base.errorCode = ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION
+        errors++
+        continue
+      }
       if (!(err instanceof OffsetOutOfRangeError)) throw err
       base.errorCode = ErrorCodes.OFFSET_OUT_OF_RANGE
       base.highWatermark = BigInt(err.logEndOffset)

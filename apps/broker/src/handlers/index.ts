@@ -10,6 +10,17 @@ import { joinGroupHandler } from './11-join-group.js'
 import { heartbeatHandler } from './12-heartbeat.js'
 import { leaveGroupHandler } from './13-leave-group.js'
 import { syncGroupHandler } from './14-sync-group.js'
+import { describeGroupsHandler } from './15-describe-groups.js'
+import { listGroupsHandler } from './16-list-groups.js'
+import { createTopicsHandler } from './19-create-topics.js'
+import { deleteTopicsHandler } from './20-delete-topics.js'
+import { deleteRecordsHandler } from './21-delete-records.js'
+import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js'
+import { describeConfigsHandler } from './32-describe-configs.js'
+import { createPartitionsHandler } from './37-create-partitions.js'
+import { deleteGroupsHandler } from './42-delete-groups.js'
+import { offsetDeleteHandler } from './47-offset-delete.js'
+import { describeClusterHandler } from './60-describe-cluster.js'
 import { apiVersionsHandler } from './18-api-versions.js'
 import type { ApiHandler } from './types.js'
 
@@ -41,6 +52,17 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     heartbeatHandler,
     leaveGroupHandler,
     syncGroupHandler,
+    describeGroupsHandler,
+    listGroupsHandler,
+    createTopicsHandler,
+    deleteTopicsHandler,
+    deleteRecordsHandler,
+    offsetForLeaderEpochHandler,
+    describeConfigsHandler,
+    createPartitionsHandler,
+    deleteGroupsHandler,
+    offsetDeleteHandler,
+    describeClusterHandler,
   ] as ApiHandler[]) {
     add(h)
   }

@@ -1,0 +1,78 @@
+import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
+import { checkTopicConfigs, describeTopicConfigs } from '../topic-config.js'
+import { invalidTopicName } from '../topics.js'
+import { defineHandler } from './types.js'
+
+// DescribeConfigs' ConfigSource values (KIP-226).
+const DYNAMIC_TOPIC_CONFIG = 1
+const DEFAULT_CONFIG = 5
+const MAX_PARTITIONS = 100_000
+
+/**
+ * CreateTopics 2-7: name, partition count, replication factor (1, the only
+ * replica there is), manual assignments naming this broker, and topic configs
+ * checked against the ones tidelog knows (INVALID_CONFIG otherwise).
+ * validate_only checks without creating.
+ */
+export const createTopicsHandler = defineHandler({
+  api: CreateTopics,
+  minVersion: 2,
+  maxVersion: 7,
+  handle(ctx, req) {
+    const broker = ctx.broker
+    const v = ctx.version
+    const counts = new Map<string, number>()
+    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
+    const topics = req.topics.map((t): CreateTopicsResponseCreatableTopicResult => {
+      const fail = (errorCode: number, errorMessage: string) => ({ name: t.name, errorCode, errorMessage })
+      if (counts.get(t.name)! > 1) return fail(ErrorCodes.INVALID_REQUEST, `topic ${t.name} appears more than once in the request`)
+      const bad = invalidTopicName(t.name)
+      if (bad !== undefined) return fail(ErrorCodes.INVALID_TOPIC_EXCEPTION, bad)
+      if (broker.topics.get(t.name) !== undefined) return fail(ErrorCodes.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`)
+      let partitions = t.numPartitions
+      if (t.assignments.length > 0) {
+        if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+          return fail(ErrorCodes.INVALID_REQUEST, 'both manual assignments and a partition count or replication factor were given')
+        }
+        const indexes = t.assignments.map((a) => a.partitionIndex).sort((a, b) => a - b)
+        if (indexes.some((p, i) => p !== i)) return fail(ErrorCodes.INVALID_REPLICA_ASSIGNMENT, 'partitions must be numbered 0, 1, 2, ...')
+        if (t.assignments.some((a) => a.brokerIds.length !== 1 || a.brokerIds[0] !== broker.nodeId)) {
+          return fail(ErrorCodes.INVALID_REPLICA_ASSIGNMENT, `every partition must be assigned to broker ${broker.nodeId} alone`)
+        }
+        partitions = t.assignments.length
+      } else {
+        if (partitions === -1) partitions = broker.config.numPartitions
+        if (partitions <= 0 || partitions > MAX_PARTITIONS) return fail(ErrorCodes.INVALID_PARTITIONS, `number of partitions must be larger than 0`)
+        if (t.replicationFactor === 0 || t.replicationFactor < -1) return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, 'replication factor must be larger than 0')
+        if (t.replicationFactor > 1) {
+          return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the number of brokers (1)`)
+        }
+      }
+      const configs: Record<string, string> = {}
+      const asked: Record<string, string | null> = {}
+      for (const c of t.configs) asked[c.name] = c.value
+      const configError = checkTopicConfigs(asked)
+      if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
+      for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
+      const topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
+      const result: CreateTopicsResponseCreatableTopicResult = { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
+      if (v >= 5) {
+        result.numPartitions = partitions
+        result.replicationFactor = 1
+        result.configs = describeTopicConfigs(configs, broker.config).map((c) => ({
+          name: c.name,
+          value: c.value,
+          readOnly: false,
+          configSource: c.isDefault ? DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG,
+          isSensitive: false,
+        }))
+      }
+      if (v >= 7 && topic !== undefined) result.topicId = topic.topicId
+      return result
+    })
+    return { throttleTimeMs: 0, topics }
+  },
+  errorResponse(req, errorCode) {
+    return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, errorCode, errorMessage: null })) }
+  },
+})
