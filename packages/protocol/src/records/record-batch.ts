@@ -35,7 +35,7 @@ export interface RecordInput {
 }
 
 export interface EncodeRecordBatchInput {
-  records: RecordInput[]
+  records: readonly RecordInput[]
   baseOffset?: bigint
   compression?: CompressionType | CompressionName
   /** 0 = CreateTime (default), 1 = LogAppendTime. */
@@ -52,8 +52,11 @@ export interface EncodeRecordBatchInput {
   baseTimestamp?: bigint | number
 }
 
-// Per-record sizes computed in the first pass, reused by the second. Grown on demand.
+// Per-record sizes, key/value byte lengths (-1 = null) and timestamps computed in
+// the first pass and reused by the second, so no string is measured twice. Grown on demand.
 let sizes = new Int32Array(1024)
+let keyLens = new Int32Array(1024)
+let valueLens = new Int32Array(1024)
 let stamps = new Float64Array(1024)
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8')
@@ -84,7 +87,14 @@ function normalizeHeaders(h: HeaderInput | undefined): Array<{ key: string; valu
 
 function writeBytes(b: Buffer, p: number, v: Bytes, len: number): number {
   if (typeof v === 'string') {
-    if (len > 0) b.write(v, p, len, 'utf8')
+    // As many bytes as UTF-16 units means all ASCII: copy the char codes (short
+    // strings) or take the latin1 path, both well ahead of the UTF-8 encoder.
+    if (len === v.length) {
+      if (len < 24) for (let i = 0; i < len; i++) b[p + i] = v.charCodeAt(i)
+      else b.write(v, p, len, 'latin1')
+    } else if (len > 0) {
+      b.write(v, p, len, 'utf8')
+    }
   } else if (len < 48) {
     for (let i = 0; i < len; i++) b[p + i] = v[i]!
   } else {
@@ -100,31 +110,33 @@ function writeBytes(b: Buffer, p: number, v: Bytes, len: number): number {
 function writeRecords(
   out: Buffer,
   at: number,
-  records: RecordInput[],
+  records: readonly RecordInput[],
   baseTs: number,
   headersOf: Array<Array<{ key: string; value: Bytes | null }> | undefined> | null,
 ): number {
   let p = at
   const n = records.length
+  const sz = sizes
+  const kl = keyLens
+  const vl = valueLens
+  const ts = stamps
   for (let i = 0; i < n; i++) {
     const r = records[i]!
-    p = writeVarint(out, p, sizes[i]!)
+    p = writeVarint(out, p, sz[i]!)
     out[p++] = 0
-    p = writeVarlong(out, p, stamps[i]! - baseTs)
+    p = writeVarlong(out, p, ts[i]! - baseTs)
     p = writeVarint(out, p, i)
-    const key = r.key
-    if (key == null) {
+    const keyLen = kl[i]!
+    if (keyLen < 0) {
       out[p++] = 1 // zigzag(-1)
     } else {
-      const len = bytesLength(key)
-      p = writeBytes(out, writeVarint(out, p, len), key, len)
+      p = writeBytes(out, writeVarint(out, p, keyLen), r.key!, keyLen)
     }
-    const value = r.value
-    if (value == null) {
+    const valueLen = vl[i]!
+    if (valueLen < 0) {
       out[p++] = 1
     } else {
-      const len = bytesLength(value)
-      p = writeBytes(out, writeVarint(out, p, len), value, len)
+      p = writeBytes(out, writeVarint(out, p, valueLen), r.value!, valueLen)
     }
     const hs = headersOf === null ? undefined : headersOf[i]
     if (hs === undefined) {
@@ -133,9 +145,8 @@ function writeRecords(
       p = writeVarint(out, p, hs.length)
       for (let j = 0; j < hs.length; j++) {
         const h = hs[j]!
-        const kl = utf8Length(h.key)
-        p = writeVarint(out, p, kl)
-        if (kl > 0) p += out.write(h.key, p, kl, 'utf8')
+        const hkl = utf8Length(h.key)
+        p = writeBytes(out, writeVarint(out, p, hkl), h.key, hkl)
         if (h.value == null) {
           out[p++] = 1
         } else {
@@ -161,8 +172,11 @@ function plan(input: EncodeRecordBatchInput): Plan {
   const n = records.length
   if (n === 0) throw new EncodeError('a record batch needs at least one record')
   if (sizes.length < n) {
-    sizes = new Int32Array(Math.max(n, sizes.length * 2))
-    stamps = new Float64Array(sizes.length)
+    const len = Math.max(n, sizes.length * 2)
+    sizes = new Int32Array(len)
+    keyLens = new Int32Array(len)
+    valueLens = new Int32Array(len)
+    stamps = new Float64Array(len)
   }
   let now = -1
   let maxTs = -Infinity
@@ -186,14 +200,20 @@ function plan(input: EncodeRecordBatchInput): Plan {
     const key = r.key
     const value = r.value
     let body = 1 + varlongSize(stamps[i]! - baseTs) + varintSize(i)
-    if (key == null) body += 1
-    else {
+    if (key == null) {
+      keyLens[i] = -1
+      body += 1
+    } else {
       const l = bytesLength(key)
+      keyLens[i] = l
       body += varintSize(l) + l
     }
-    if (value == null) body += 1
-    else {
+    if (value == null) {
+      valueLens[i] = -1
+      body += 1
+    } else {
       const l = bytesLength(value)
+      valueLens[i] = l
       body += varintSize(l) + l
     }
     if (r.headers === undefined) {
