@@ -9,6 +9,7 @@ import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
 import { LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
+import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { TopicRegistry } from './topics.js'
 
@@ -114,7 +115,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     offsets = OffsetsStore.open(dataDir, logger)
     const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }
-    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups }
+    const producerIds = new ProducerIdAllocator(dataDir)
+    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds }
     server = new KafkaServer({ broker: context, registry: createRegistry(), maxRequestBytes: config.maxRequestBytes, logger })
     const addr = await server.listen(config.host, config.port)
     advertised.host = config.advertisedHost ?? (isWildcard(config.host) ? '127.0.0.1' : config.host)

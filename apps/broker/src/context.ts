@@ -2,6 +2,7 @@ import type { BrokerConfig } from './config.js'
 import type { GroupCoordinator } from './groups/coordinator.js'
 import type { LogManager, PartitionLog } from './log/index.js'
 import type { Logger } from './logger.js'
+import type { ProducerIdAllocator } from './producer-ids.js'
 import type { TopicRegistry } from './topics.js'
 
 /** Everything request handlers share: configuration, storage, topics and wake-ups. */
@@ -16,6 +17,7 @@ export interface BrokerContext {
   readonly advertised: { host: string; port: number }
   readonly appends: AppendNotifier
   readonly groups: GroupCoordinator
+  readonly producerIds: ProducerIdAllocator
 }
 
 interface Waiter {

@@ -11,7 +11,7 @@ import {
   type ProduceResponse,
   type ProduceResponsePartitionProduceResponse,
 } from '@tidelog/protocol'
-import type { PartitionLog } from '../log/index.js'
+import { type PartitionLog, ProducerStateError } from '../log/index.js'
 import type { Topic } from '../topics.js'
 import { defineHandler } from './types.js'
 
@@ -116,7 +116,14 @@ export const produceHandler = defineHandler({
             failed ??= err.message
             return partitionResult(pd.index, err.code, err.message)
           }
-          const r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
+          let r
+          try {
+            r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
+          } catch (err) {
+            if (!(err instanceof ProducerStateError)) throw err
+            failed ??= err.message
+            return partitionResult(pd.index, err.code, err.message)
+          }
           if (log.needsFlush && !toFlush.includes(log)) toFlush.push(log)
           return {
             index: pd.index,

@@ -15,6 +15,7 @@ import { listGroupsHandler } from './16-list-groups.js'
 import { createTopicsHandler } from './19-create-topics.js'
 import { deleteTopicsHandler } from './20-delete-topics.js'
 import { deleteRecordsHandler } from './21-delete-records.js'
+import { initProducerIdHandler } from './22-init-producer-id.js'
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js'
 import { describeConfigsHandler } from './32-describe-configs.js'
 import { createPartitionsHandler } from './37-create-partitions.js'
@@ -57,6 +58,7 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     createTopicsHandler,
     deleteTopicsHandler,
     deleteRecordsHandler,
+    initProducerIdHandler,
     offsetForLeaderEpochHandler,
     describeConfigsHandler,
     createPartitionsHandler,

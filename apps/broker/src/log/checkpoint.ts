@@ -7,19 +7,21 @@ import { dirname } from 'node:path'
  * content, never a mix: write a temp file, fsync it, rename it over, fsync the
  * directory so the rename itself is durable.
  */
-export function writeFileAtomicSync(path: string, data: string | Buffer): void {
+export function writeFileAtomicSync(path: string, data: string | Buffer, durable = true): void {
   const tmp = `${path}.tmp`
   const fd = openSync(tmp, 'w')
   try {
     const buf = typeof data === 'string' ? Buffer.from(data) : data
     let done = 0
     while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
-    fsyncSync(fd)
+    // Without the fsyncs the file is still never torn (the rename is atomic), only
+    // possibly lost or empty after a power failure: enough for a rebuildable cache.
+    if (durable) fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
   renameSync(tmp, path)
-  fsyncDirSync(dirname(path))
+  if (durable) fsyncDirSync(dirname(path))
 }
 
 /** The same, without blocking the event loop on the fsyncs. */

@@ -19,6 +19,9 @@ export const CRC_AT = 17
 export const ATTRIBUTES_AT = 21
 export const LAST_OFFSET_DELTA_AT = 23
 export const MAX_TIMESTAMP_AT = 35
+export const PRODUCER_ID_AT = 43
+export const PRODUCER_EPOCH_AT = 51
+export const BASE_SEQUENCE_AT = 53
 /** attributes bit 3: the batch's timestamps are LogAppendTime. */
 export const TIMESTAMP_TYPE_BIT = 0x08
 /** Enough of a batch header to know its size, offsets and largest timestamp. */

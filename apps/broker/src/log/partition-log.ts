@@ -18,13 +18,18 @@ import {
   CRC_AT,
   DEFAULT_INDEX_INTERVAL_BYTES,
   INDEX_SUFFIX,
+  BASE_SEQUENCE_AT,
   LAST_OFFSET_DELTA_AT,
   LOG_SUFFIX,
   MAX_TIMESTAMP_AT,
+  PRODUCER_EPOCH_AT,
+  PRODUCER_ID_AT,
   TIMESTAMP_TYPE_BIT,
   TIME_INDEX_SUFFIX,
   parseSegmentFileName,
+  readInt64,
 } from './format.js'
+import { ProducerStateManager, lastSeqOf } from './producer-state.js'
 import { recoverSegment } from './recovery.js'
 import { segmentsToDelete } from './retention.js'
 import { LogSegment } from './segment.js'
@@ -72,6 +77,11 @@ export interface AppendResult {
   logStartOffset: number
   /** Records (offsets) appended. */
   count: number
+  /**
+   * The batch repeats one of its idempotent producer's last five: nothing was
+   * written and the offsets are the original ones.
+   */
+  duplicate: boolean
 }
 
 export interface ReadResult {
@@ -141,6 +151,8 @@ export class PartitionLog {
   /** Called after every append (wakes long-polling fetches). */
   onAppend: ((log: PartitionLog) => void) | undefined
   readonly recovery: RecoveryReport
+  /** Idempotent producers' epochs and recent sequences (KIP-98). */
+  readonly producers = new ProducerStateManager()
   private readonly logger: Logger
   private closed = false
   private flushRunning: Promise<void> | null = null
@@ -247,7 +259,38 @@ export class PartitionLog {
     }
     const log = new PartitionLog(opts, segments, report, now)
     if (report.recoveredSegments > 0) log.recoveryPoint = log.logEndOffset
+    log.loadProducerState()
     return log
+  }
+
+  /**
+   * Producer state from the snapshot, then from the headers of the batches
+   * after it (all of them when the snapshot is missing or ahead of a truncated log).
+   */
+  private loadProducerState(): void {
+    let from = this.producers.loadSnapshot(this.dir)
+    if (from < 0 || from > this.logEndOffset) {
+      this.producers.clear()
+      from = this.segments[0]!.baseOffset
+    }
+    if (from >= this.logEndOffset) return
+    for (let i = this.segmentIndexFor(from); i < this.segments.length; i++) {
+      const seg = this.segments[i]!
+      const start = seg.baseOffset >= from ? 0 : (seg.locate(from)?.position ?? seg.size)
+      seg.forEachBatch(start, (buf, at) => {
+        const producerId = readInt64(buf, at + PRODUCER_ID_AT)
+        if (producerId < 0) return
+        const firstOffset = readInt64(buf, at)
+        const delta = buf.readInt32BE(at + LAST_OFFSET_DELTA_AT)
+        const firstSeq = buf.readInt32BE(at + BASE_SEQUENCE_AT)
+        this.producers.update(producerId, buf.readInt16BE(at + PRODUCER_EPOCH_AT), {
+          firstSeq,
+          lastSeq: lastSeqOf(firstSeq, delta),
+          firstOffset,
+          lastOffset: firstOffset + delta,
+        })
+      })
+    }
   }
 
   get active(): LogSegment {
@@ -303,6 +346,18 @@ export class PartitionLog {
     }
     if (count === 0) throw new InvalidRecordError('no record batches to append', 0)
 
+    // A produce carries one batch (v3+): check its producer's sequence first.
+    if (p === LOG_OVERHEAD + buf.readInt32BE(BATCH_LENGTH_AT)) {
+      const producerId = readInt64(buf, PRODUCER_ID_AT)
+      if (producerId >= 0) {
+        const firstSeq = buf.readInt32BE(BASE_SEQUENCE_AT)
+        const dup = this.producers.check(producerId, buf.readInt16BE(PRODUCER_EPOCH_AT), firstSeq, lastSeqOf(firstSeq, count - 1))
+        if (dup !== undefined) {
+          return { baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, logAppendTime: -1, logStartOffset: this._logStartOffset, count: 0, duplicate: true }
+        }
+      }
+    }
+
     const baseOffset = this.logEndOffset
     const seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
     const epoch = opts.leaderEpoch ?? 0
@@ -317,9 +372,24 @@ export class PartitionLog {
       p += size
     }
     seg.append(buf, buf.length, now)
+    for (p = 0; p < buf.length; ) {
+      const producerId = readInt64(buf, p + PRODUCER_ID_AT)
+      if (producerId >= 0) {
+        const firstOffset = readInt64(buf, p)
+        const delta = buf.readInt32BE(p + LAST_OFFSET_DELTA_AT)
+        const firstSeq = buf.readInt32BE(p + BASE_SEQUENCE_AT)
+        this.producers.update(producerId, buf.readInt16BE(p + PRODUCER_EPOCH_AT), {
+          firstSeq,
+          lastSeq: lastSeqOf(firstSeq, delta),
+          firstOffset,
+          lastOffset: firstOffset + delta,
+        })
+      }
+      p += LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
+    }
     this.unflushedMessages += count
     this.onAppend?.(this)
-    return { baseOffset, lastOffset: next - 1, logAppendTime: stamp ? now : -1, logStartOffset: this._logStartOffset, count }
+    return { baseOffset, lastOffset: next - 1, logAppendTime: stamp ? now : -1, logStartOffset: this._logStartOffset, count, duplicate: false }
   }
 
   /** True when the flush.messages policy wants an fsync before acknowledging. */
@@ -432,6 +502,8 @@ export class PartitionLog {
     old.onBecomeInactive()
     const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now)
     this.segments.push(seg)
+    // As Kafka does at roll: a producer-state snapshot bounds the replay after a crash.
+    this.producers.writeSnapshot(this.dir, seg.baseOffset, false)
     // As Kafka does on roll: sync the finished segment in the background, which
     // also moves the recovery point to the new segment.
     this.flush().catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
@@ -479,6 +551,7 @@ export class PartitionLog {
     await this.flush()
     this.closed = true
     this.active.onBecomeInactive()
+    this.producers.writeSnapshot(this.dir, this.logEndOffset, true)
     for (const s of this.segments) s.close()
   }
 

@@ -251,6 +251,24 @@ export class LogSegment {
   }
 
   /**
+   * Calls `visit` with the header of every batch from `position` to the end,
+   * as a window of a shared scratch buffer (valid only during the call).
+   */
+  forEachBatch(position: number, visit: (buf: Buffer, at: number, position: number, size: number) => void): void {
+    const end = this.size
+    const w = new Window(this.fd, end, SCRATCH.length)
+    let pos = position
+    while (pos < end) {
+      const o = w.load(pos, RECORD_BATCH_OVERHEAD)
+      if (o < 0) return
+      const size = LOG_OVERHEAD + SCRATCH.readInt32BE(o + BATCH_LENGTH_AT)
+      if (size < RECORD_BATCH_OVERHEAD) return
+      visit(SCRATCH, o, pos, size)
+      pos += size
+    }
+  }
+
+  /**
    * Reads [position, position + length) without blocking the event loop. The
    * segment is referenced until the read completes, so deletion meanwhile
    * cannot close the descriptor under it.

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ErrorCodes, TidelogError } from '@tidelog/protocol'
+import { writeFileAtomicSync } from './checkpoint.js'
+
+export const PRODUCER_SNAPSHOT = 'producer-state.snapshot'
+
+/** Kafka keeps the metadata of this many recent batches per producer for duplicate detection. */
+export const MAX_BATCHES_PER_PRODUCER = 5
+
+export interface ProducerBatch {
+  firstSeq: number
+  lastSeq: number
+  firstOffset: number
+  lastOffset: number
+}
+
+interface ProducerEntry {
+  epoch: number
+  /** Oldest first, at most MAX_BATCHES_PER_PRODUCER. */
+  batches: ProducerBatch[]
+}
+
+/** A produce that breaks the idempotent producer's rules; carries Kafka's error code. */
+export class ProducerStateError extends TidelogError {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const INT32_MAX = 0x7fffffff
+
+/** The sequence after `seq` (sequences wrap from 2^31-1 to 0). */
+function nextSeq(seq: number): number {
+  return seq === INT32_MAX ? 0 : seq + 1
+}
+
+export function lastSeqOf(firstSeq: number, lastOffsetDelta: number): number {
+  return (firstSeq + lastOffsetDelta) % (INT32_MAX + 1)
+}
+
+/**
+ * Per-partition state of idempotent producers (KIP-98): each producer's epoch
+ * and its last five batches. A new epoch must start at sequence 0, then every
+ * batch must continue at last + 1; a batch equal to one of the last five is a
+ * retry and is answered with its original offsets. The state is rebuilt from
+ * the log's batch headers, starting from a snapshot written at roll and close.
+ */
+export class ProducerStateManager {
+  private readonly producers = new Map<number, ProducerEntry>()
+
+  get size(): number {
+    return this.producers.size
+  }
+
+  /**
+   * Checks a batch about to be appended. Returns the earlier batch it
+   * duplicates, or undefined when it may be appended; throws ProducerStateError
+   * for a stale epoch or a sequence gap.
+   */
+  check(producerId: number, epoch: number, firstSeq: number, lastSeq: number): ProducerBatch | undefined {
+    const entry = this.producers.get(producerId)
+    if (entry === undefined) {
+      if (firstSeq !== 0) {
+        throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} is unknown here and starts at sequence ${firstSeq}, not 0`)
+      }
+      return undefined
+    }
+    if (epoch < entry.epoch) {
+      throw new ProducerStateError(ErrorCodes.INVALID_PRODUCER_EPOCH, `producer ${producerId} epoch ${epoch} is older than the current epoch ${entry.epoch}`)
+    }
+    if (epoch > entry.epoch) {
+      if (firstSeq !== 0) {
+        throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} epoch ${epoch} must start at sequence 0, not ${firstSeq}`)
+      }
+      return undefined
+    }
+    for (const b of entry.batches) if (b.firstSeq === firstSeq && b.lastSeq === lastSeq) return b
+    const last = entry.batches[entry.batches.length - 1]
+    const expected = last === undefined ? 0 : nextSeq(last.lastSeq)
+    if (firstSeq !== expected) {
+      throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} sent sequence ${firstSeq}, expected ${expected}`)
+    }
+    return undefined
+  }
+
+  /** Records an appended batch (also used while replaying the log, so it never throws). */
+  update(producerId: number, epoch: number, batch: ProducerBatch): void {
+    let entry = this.producers.get(producerId)
+    if (entry === undefined || epoch > entry.epoch) {
+      entry = { epoch, batches: [] }
+      this.producers.set(producerId, entry)
+    } else if (epoch < entry.epoch) {
+      return
+    }
+    entry.batches.push(batch)
+    if (entry.batches.length > MAX_BATCHES_PER_PRODUCER) entry.batches.shift()
+  }
+
+  clear(): void {
+    this.producers.clear()
+  }
+
+  /** Writes the state as of `offset` (the log end it reflects), atomically. */
+  writeSnapshot(dir: string, offset: number, durable: boolean): void {
+    const producers = [...this.producers].map(([pid, e]) => [pid, e.epoch, e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset])])
+    writeFileAtomicSync(join(dir, PRODUCER_SNAPSHOT), JSON.stringify({ version: 1, offset, producers }), durable)
+  }
+
+  /** Loads a snapshot; returns the offset it reflects, or -1 when there is none (or it is unreadable). */
+  loadSnapshot(dir: string): number {
+    let parsed: { offset?: unknown; producers?: unknown }
+    try {
+      parsed = JSON.parse(readFileSync(join(dir, PRODUCER_SNAPSHOT), 'utf8')) as typeof parsed
+    } catch {
+      return -1
+    }
+    if (typeof parsed.offset !== 'number' || !Array.isArray(parsed.producers)) return -1
+    this.producers.clear()
+    for (const p of parsed.producers as [number, number, [number, number, number, number][]][]) {
+      if (!Array.isArray(p) || !Array.isArray(p[2])) continue
+      this.producers.set(p[0], {
+        epoch: p[1],
+        batches: p[2].map(([firstSeq, lastSeq, firstOffset, lastOffset]) => ({ firstSeq, lastSeq, firstOffset, lastOffset })),
+      })
+    }
+    return parsed.offset
+  }
+}
