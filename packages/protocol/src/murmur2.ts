@@ -3,13 +3,14 @@
 // (hash & 0x7fffffff) % numPartitions. Written as a plain loop: the benchmark
 // (apps/bench) measures it against the murmurhash package.
 
-const M = 0x5bd1e995
-const SEED = 0x9747b28c | 0
+// The constants live inside the functions: a bundler turns module constants into
+// `var`s, which the JIT then reloads on every use in the loop.
 
 let scratch = Buffer.allocUnsafe(256)
 
 function hashBytes(data: Uint8Array, length: number): number {
-  let h = SEED ^ length
+  const M = 0x5bd1e995
+  let h = 0x9747b28c ^ length
   const end4 = length & ~3
   for (let i = 0; i < end4; i += 4) {
     let k = data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24)
@@ -31,7 +32,8 @@ function hashBytes(data: Uint8Array, length: number): number {
 
 /** Same as hashBytes over an all-ASCII string, reading its char codes (no encoding step). */
 function hashAscii(s: string, length: number): number {
-  let h = SEED ^ length
+  const M = 0x5bd1e995
+  let h = 0x9747b28c ^ length
   const end4 = length & ~3
   for (let i = 0; i < end4; i += 4) {
     let k = s.charCodeAt(i) | (s.charCodeAt(i + 1) << 8) | (s.charCodeAt(i + 2) << 16) | (s.charCodeAt(i + 3) << 24)

@@ -178,6 +178,10 @@ function plan(input: EncodeRecordBatchInput): Plan {
     valueLens = new Int32Array(len)
     stamps = new Float64Array(len)
   }
+  const st = stamps
+  const kl = keyLens
+  const vl = valueLens
+  const sz = sizes
   let now = -1
   let maxTs = -Infinity
   for (let i = 0; i < n; i++) {
@@ -189,31 +193,31 @@ function plan(input: EncodeRecordBatchInput): Plan {
     } else {
       ts = typeof t === 'number' && Number.isSafeInteger(t) ? t : toMillis(t, 'timestamp')
     }
-    stamps[i] = ts
+    st[i] = ts
     if (ts > maxTs) maxTs = ts
   }
-  const baseTs = input.baseTimestamp === undefined ? stamps[0]! : toMillis(input.baseTimestamp, 'baseTimestamp')
+  const baseTs = input.baseTimestamp === undefined ? st[0]! : toMillis(input.baseTimestamp, 'baseTimestamp')
   let headersOf: Plan['headersOf'] = null
   let total = 0
   for (let i = 0; i < n; i++) {
     const r = records[i]!
     const key = r.key
     const value = r.value
-    let body = 1 + varlongSize(stamps[i]! - baseTs) + varintSize(i)
+    let body = 1 + varlongSize(st[i]! - baseTs) + varintSize(i)
     if (key == null) {
-      keyLens[i] = -1
+      kl[i] = -1
       body += 1
     } else {
       const l = bytesLength(key)
-      keyLens[i] = l
+      kl[i] = l
       body += varintSize(l) + l
     }
     if (value == null) {
-      valueLens[i] = -1
+      vl[i] = -1
       body += 1
     } else {
       const l = bytesLength(value)
-      valueLens[i] = l
+      vl[i] = l
       body += varintSize(l) + l
     }
     if (r.headers === undefined) {
@@ -236,7 +240,7 @@ function plan(input: EncodeRecordBatchInput): Plan {
         }
       }
     }
-    sizes[i] = body
+    sz[i] = body
     total += varintSize(body) + body
   }
   return { recordsSize: total, baseTs, maxTs, headersOf }

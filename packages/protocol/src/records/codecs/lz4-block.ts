@@ -10,7 +10,7 @@ const MF_LIMIT = 12
 /** ...and the last 5 bytes are always literals. */
 const LAST_LITERALS = 5
 const HASH_LOG = 14
-const table = new Int32Array(1 << HASH_LOG)
+const TABLE = new Int32Array(1 << HASH_LOG)
 
 const hash4 = (x: number) => Math.imul(x, 2654435761) >>> (32 - HASH_LOG)
 const read32 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)
@@ -36,6 +36,8 @@ function writeLength(dst: Uint8Array, op: number, len: number): number {
 export function lz4CompressBlock(src: Uint8Array, start: number, end: number, dst: Uint8Array, op: number): number {
   let anchor = start
   const n = end - start
+  // Local alias: a bundled module constant becomes a `var`, re-checked on every access.
+  const table = TABLE
   if (n >= MF_LIMIT + 1) {
     table.fill(-1)
     const matchLimit = end - LAST_LITERALS
