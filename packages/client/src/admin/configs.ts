@@ -63,8 +63,8 @@ function toResult(r: DescribeConfigsResponseResult): ConfigResourceResult {
         name: c.name,
         value: c.value,
         readOnly: c.readOnly,
-        // v0 says isDefault; later versions give the source instead.
-        isDefault: c.isDefault ?? c.configSource === ConfigSource.DEFAULT_CONFIG,
+        // v0 says isDefault; later versions give the source instead (v0 decodes it as -1).
+        isDefault: c.configSource !== undefined && c.configSource >= 0 ? c.configSource === ConfigSource.DEFAULT_CONFIG : c.isDefault === true,
         isSensitive: c.isSensitive,
         source: c.configSource ?? -1,
         synonyms: (c.synonyms ?? []).map((s) => ({ name: s.name, value: s.value, source: s.source })),
@@ -166,7 +166,7 @@ async function mergeLegacy(conn: Connection, r: AlterConfigResource) {
   const source = ownSource(type, r.name)
   const current = new Map<string, string | null>()
   for (const c of result.configs) {
-    const own = c.configSource !== undefined ? c.configSource === source : c.isDefault === false && !c.readOnly
+    const own = c.configSource !== undefined && c.configSource >= 0 ? c.configSource === source : c.isDefault === false && !c.readOnly
     if (own) current.set(c.name, c.value)
   }
   for (const c of r.configs) {
