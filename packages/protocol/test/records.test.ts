@@ -249,6 +249,8 @@ describe('round trips', () => {
     expect(() => encodeRecordBatch({ records: [] })).toThrow(EncodeError)
     expect(() => encodeRecordBatch({ records: [{ value: 'a', timestamp: 2 ** 60 }] })).toThrow(EncodeError)
     expect(() => encodeRecordBatch({ records: [{ value: 'a', headers: [{ key: 1 as unknown as string, value: null }] }] })).toThrow(EncodeError)
+    expect(() => encodeRecordBatch({ records: [{ value: 42 as unknown as string }] })).toThrow(EncodeError)
+    expect(() => encodeRecordBatch({ records: [{ key: {} as unknown as string, value: null }] })).toThrow(EncodeError)
   })
 
   it('zstd batches decode (fixture compressed by the zstd CLI)', () => {

@@ -62,7 +62,9 @@ let stamps = new Float64Array(1024)
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8')
 
 function bytesLength(v: Bytes): number {
-  return typeof v === 'string' ? utf8Length(v) : v.length
+  if (typeof v === 'string') return utf8Length(v)
+  if (v instanceof Uint8Array) return v.length
+  throw new EncodeError(`record keys, values and header values must be strings, Uint8Arrays or null, not ${typeof v}`)
 }
 
 function toMillis(t: bigint | number, what: string): number {
