@@ -112,7 +112,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const clusterId = loadMeta(dataDir, config.nodeId)
     const topics = new TopicRegistry(dataDir, logs, config, logger)
     topics.load()
-    offsets = OffsetsStore.open(dataDir, logger)
+    offsets = OffsetsStore.open(dataDir, logger, { flushMessages: config.flushMessages, flushMs: config.flushMs })
     const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }
     const producerIds = new ProducerIdAllocator(dataDir)
@@ -140,7 +140,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           appends.close()
           groups.close()
           await stopped
-          store.close()
+          await store.close()
           await logs.close()
           logger.info('shut down cleanly')
         })()
@@ -149,7 +149,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     }
   } catch (err) {
     if (server !== undefined) await server.close(0).catch(() => {})
-    offsets?.close()
+    await offsets?.close().catch(() => {})
     await logs.close().catch(() => {})
     throw err
   }

@@ -1,59 +1,57 @@
-import { ErrorCodes, OffsetFetch, type OffsetFetchResponse } from '@tidelog/protocol'
-import type { OffsetsStore } from '../groups/offsets-store.js'
+import {
+  ErrorCodes,
+  OffsetFetch,
+  type OffsetFetchResponse,
+  type OffsetFetchResponsePartitions,
+  type OffsetFetchResponseTopics,
+} from '@tidelog/protocol'
+import type { GroupCoordinator } from '../groups/coordinator.js'
 import { defineHandler } from './types.js'
 
-interface PartitionAnswer {
-  partitionIndex: number
-  committedOffset: bigint
-  committedLeaderEpoch: number
-  metadata: string | null
-  errorCode: number
+function fetchGroup(groups: GroupCoordinator, groupId: string, topics: readonly { name: string; partitionIndexes: number[] }[] | null): OffsetFetchResponseTopics[] {
+  const asked = topics === null ? null : topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }))
+  return groups.fetchOffsets(groupId, asked).map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map(
+      (p): OffsetFetchResponsePartitions => ({
+        partitionIndex: p.partition,
+        committedOffset: p.offset,
+        committedLeaderEpoch: p.leaderEpoch,
+        metadata: p.metadata,
+        errorCode: p.errorCode,
+      }),
+    ),
+  }))
 }
 
-/** The committed offsets of `groupId` for the asked partitions, or all of them for a null list. */
-function answer(store: OffsetsStore, groupId: string, topics: { name: string; partitionIndexes: number[] }[] | null) {
-  const out: { name: string; partitions: PartitionAnswer[] }[] = []
-  const one = (t: string, p: number): PartitionAnswer => {
-    const c = store.get(groupId, t, p)
-    return c === undefined
-      ? { partitionIndex: p, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCodes.NONE }
-      : { partitionIndex: p, committedOffset: BigInt(c.offset), committedLeaderEpoch: c.leaderEpoch, metadata: c.metadata, errorCode: ErrorCodes.NONE }
-  }
-  if (topics === null) {
-    for (const [t, parts] of store.groupOffsets(groupId)) out.push({ name: t, partitions: [...parts.keys()].sort((a, b) => a - b).map((p) => one(t, p)) })
-  } else {
-    for (const t of topics) out.push({ name: t.name, partitions: t.partitionIndexes.map((p) => one(t.name, p)) })
-  }
-  return out
-}
-
-/** OffsetFetch 1-9: one group before v8, many from v8 (KIP-709). */
+/**
+ * OffsetFetch 1-9: one group before v8, several from v8 (KIP-709); a null
+ * topic list (v2+) asks for every offset the group committed; partitions
+ * never committed read -1. Offsets are answered whatever the group's state,
+ * as Kafka does for groups that only store offsets. There are no
+ * transactional commits here, so require_stable (v7+) has nothing to wait for.
+ */
 export const offsetFetchHandler = defineHandler({
   api: OffsetFetch,
   minVersion: 1,
   maxVersion: 9,
   handle(ctx, req): OffsetFetchResponse {
-    const store = ctx.broker.groups.offsets
-    const v = ctx.version
-    if (v >= 8) {
+    const groups = ctx.broker.groups
+    if (ctx.version >= 8) {
       return {
         throttleTimeMs: 0,
-        groups: (req.groups ?? []).map((g) => ({
-          groupId: g.groupId,
-          topics: answer(store, g.groupId, g.topics),
-          errorCode: g.groupId === '' ? ErrorCodes.INVALID_GROUP_ID : ErrorCodes.NONE,
-        })),
+        groups: (req.groups ?? []).map((g) => ({ groupId: g.groupId, topics: fetchGroup(groups, g.groupId, g.topics), errorCode: ErrorCodes.NONE })),
       }
     }
-    const topics = answer(store, req.groupId ?? '', req.topics ?? null).map((t) => ({
-      name: t.name,
-      // committedLeaderEpoch exists from v5.
-      partitions: t.partitions.map((p) => (v >= 5 ? p : { ...p, committedLeaderEpoch: undefined })),
-    }))
-    return { throttleTimeMs: 0, topics, errorCode: req.groupId === '' ? ErrorCodes.INVALID_GROUP_ID : ErrorCodes.NONE }
+    return { throttleTimeMs: 0, topics: fetchGroup(groups, req.groupId ?? '', req.topics ?? null), errorCode: ErrorCodes.NONE }
   },
   errorResponse(req, errorCode, version) {
     if (version >= 8) return { groups: (req.groups ?? []).map((g) => ({ groupId: g.groupId, topics: [], errorCode })) }
-    return { topics: [], errorCode }
+    // v1 has no group-level error: it goes on every partition asked for.
+    const topics = (req.topics ?? []).map((t) => ({
+      name: t.name,
+      partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode })),
+    }))
+    return { topics, errorCode }
   },
 })

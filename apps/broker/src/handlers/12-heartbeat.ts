@@ -1,7 +1,10 @@
 import { Heartbeat } from '@tidelog/protocol'
 import { defineHandler } from './types.js'
 
-/** Heartbeat 0-4: keeps the member's session alive; tells it when a rebalance is under way. */
+/**
+ * Heartbeat 0-4: keeps the member's session alive; REBALANCE_IN_PROGRESS is
+ * how a member learns it must rejoin.
+ */
 export const heartbeatHandler = defineHandler({
   api: Heartbeat,
   minVersion: 0,

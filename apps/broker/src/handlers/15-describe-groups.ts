@@ -1,14 +1,16 @@
 import { DescribeGroups, ErrorCodes, type DescribeGroupsResponseDescribedGroup } from '@tidelog/protocol'
-import { EMPTY_BYTES } from '../groups/group.js'
 import { defineHandler } from './types.js'
 
-// "not requested" sentinel for authorized operations (Integer.MIN_VALUE).
+// Integer.MIN_VALUE: authorized operations were not asked for.
 const OPS_NOT_REQUESTED = -2147483648
+// With no authorizer Kafka reports every operation a group supports: READ (3), DELETE (6),
+// DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), one bit each.
+const GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
 
 /**
- * DescribeGroups 0-5: state, protocol and members (with their metadata, and
- * assignments once the group is stable). A group known only by its committed
- * offsets is Empty; an unknown one is Dead, as Kafka answers before v6.
+ * DescribeGroups 0-5: state, protocol type and protocol, and the members
+ * (their metadata and assignment once the group is Stable). A group this
+ * broker does not know is Dead with no error, as Kafka answers before v6.
  */
 export const describeGroupsHandler = defineHandler({
   api: DescribeGroups,
@@ -16,31 +18,24 @@ export const describeGroupsHandler = defineHandler({
   maxVersion: 5,
   handle(ctx, req) {
     const { groups } = ctx.broker
-    const withOps = ctx.version >= 3 ? { authorizedOperations: OPS_NOT_REQUESTED } : {}
+    const ops = ctx.version < 3 ? undefined : req.includeAuthorizedOperations === true ? GROUP_OPERATIONS : OPS_NOT_REQUESTED
     const described = req.groups.map((groupId): DescribeGroupsResponseDescribedGroup => {
-      if (groupId === '') {
-        return { errorCode: ErrorCodes.INVALID_GROUP_ID, groupId, groupState: '', protocolType: '', protocolData: '', members: [], ...withOps }
-      }
-      const g = groups.groups.get(groupId)
-      if (g === undefined) {
-        const hasOffsets = groups.offsets.groupIds().includes(groupId)
-        return { errorCode: ErrorCodes.NONE, groupId, groupState: hasOffsets ? 'Empty' : 'Dead', protocolType: hasOffsets ? 'consumer' : '', protocolData: '', members: [], ...withOps }
-      }
+      const s = groups.describeGroup(groupId)
       return {
         errorCode: ErrorCodes.NONE,
         groupId,
-        groupState: g.state,
-        protocolType: g.protocolType ?? '',
-        protocolData: g.state === 'Stable' ? (g.protocolName ?? '') : '',
-        members: [...g.members.values()].map((m) => ({
+        groupState: s.state,
+        protocolType: s.protocolType,
+        protocolData: s.protocol,
+        members: s.members.map((m) => ({
           memberId: m.memberId,
           groupInstanceId: m.groupInstanceId,
           clientId: m.clientId,
           clientHost: m.clientHost,
-          memberMetadata: g.state === 'Stable' ? (m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? EMPTY_BYTES) : EMPTY_BYTES,
-          memberAssignment: g.state === 'Stable' ? m.assignment : EMPTY_BYTES,
+          memberMetadata: m.metadata,
+          memberAssignment: m.assignment,
         })),
-        ...withOps,
+        ...(ops !== undefined ? { authorizedOperations: ops } : {}),
       }
     })
     return { throttleTimeMs: 0, groups: described }

@@ -1,46 +1,47 @@
-import { ErrorCodes, OffsetDelete, decodeConsumerProtocolSubscription } from '@tidelog/protocol'
+import { ErrorCodes, OffsetDelete, type OffsetDeleteRequest, type OffsetDeleteResponse } from '@tidelog/protocol'
 import { defineHandler } from './types.js'
 
 /**
- * OffsetDelete 0 (KIP-496): removes a group's committed offsets, except for
- * topics that its live members are subscribed to (GROUP_SUBSCRIBED_TO_TOPIC).
+ * OffsetDelete 0 (KIP-496). Partitions this broker does not host are
+ * answered UNKNOWN_TOPIC_OR_PARTITION, as KafkaApis does; for the others the
+ * coordinator decides: any offset of an empty group goes, but a consumer group
+ * with members keeps those of topics a member subscribes to
+ * (GROUP_SUBSCRIBED_TO_TOPIC).
  */
 export const offsetDeleteHandler = defineHandler({
   api: OffsetDelete,
   minVersion: 0,
   maxVersion: 0,
-  handle(ctx, req) {
-    const { groups } = ctx.broker
-    if (req.groupId === '') return { errorCode: ErrorCodes.INVALID_GROUP_ID, throttleTimeMs: 0, topics: [] }
-    const g = groups.groups.get(req.groupId)
-    if (g === undefined && !groups.offsets.groupIds().includes(req.groupId)) {
-      return { errorCode: ErrorCodes.GROUP_ID_NOT_FOUND, throttleTimeMs: 0, topics: [] }
-    }
-    const subscribed = new Set<string>()
-    if (g !== undefined && !g.isEmpty) {
-      if (g.protocolType !== 'consumer') return { errorCode: ErrorCodes.NON_EMPTY_GROUP, throttleTimeMs: 0, topics: [] }
-      for (const m of g.members.values()) {
-        const meta = m.protocols.find((p) => p.name === g.protocolName)?.metadata ?? m.protocols[0]?.metadata
-        if (meta === undefined) continue
-        try {
-          for (const t of decodeConsumerProtocolSubscription(meta).topics) subscribed.add(t)
-        } catch {
-          // Metadata a consumer cannot have sent: it subscribes to nothing we can name.
+  handle(ctx, req: OffsetDeleteRequest): OffsetDeleteResponse {
+    const { groups, topics } = ctx.broker
+    const codes = req.topics.map((t) => t.partitions.map((): number => ErrorCodes.NONE))
+    const asked: { topic: string; partition: number }[] = []
+    const slots: [number, number][] = []
+    req.topics.forEach((t, ti) => {
+      const topic = topics.get(t.name)
+      t.partitions.forEach((p, pi) => {
+        if (topic === undefined || p.partitionIndex < 0 || p.partitionIndex >= topic.logs.length) {
+          codes[ti]![pi] = ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION
+          return
         }
-      }
-    }
-    const doomed: { topic: string; partition: number }[] = []
-    const topics = req.topics.map((t) => ({
-      name: t.name,
-      partitions: t.partitions.map((p) => {
-        if (subscribed.has(t.name)) return { partitionIndex: p.partitionIndex, errorCode: ErrorCodes.GROUP_SUBSCRIBED_TO_TOPIC }
-        if (ctx.broker.topics.get(t.name) === undefined) return { partitionIndex: p.partitionIndex, errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION }
-        doomed.push({ topic: t.name, partition: p.partitionIndex })
-        return { partitionIndex: p.partitionIndex, errorCode: ErrorCodes.NONE }
-      }),
-    }))
-    groups.offsets.deleteOffsets(req.groupId, doomed.filter((d) => groups.offsets.get(req.groupId, d.topic, d.partition) !== undefined))
-    return { errorCode: ErrorCodes.NONE, throttleTimeMs: 0, topics }
+        asked.push({ topic: t.name, partition: p.partitionIndex })
+        slots.push([ti, pi])
+      })
+    })
+    const r = groups.deleteOffsets(req.groupId, asked)
+    r.errors.forEach((code, i) => {
+      const [ti, pi] = slots[i]!
+      codes[ti]![pi] = code
+    })
+    // With a group error the coordinator answers no partition; those refused above still are.
+    const answered = (ti: number, pi: number) => r.errorCode === ErrorCodes.NONE || codes[ti]![pi] !== ErrorCodes.NONE
+    const out = req.topics
+      .map((t, ti) => ({
+        name: t.name,
+        partitions: t.partitions.flatMap((p, pi) => (answered(ti, pi) ? [{ partitionIndex: p.partitionIndex, errorCode: codes[ti]![pi]! }] : [])),
+      }))
+      .filter((t) => t.partitions.length > 0)
+    return { errorCode: r.errorCode, throttleTimeMs: 0, topics: out }
   },
   errorResponse(_req, errorCode) {
     return { errorCode, throttleTimeMs: 0, topics: [] }
