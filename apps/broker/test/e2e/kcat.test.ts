@@ -1,0 +1,62 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type Broker, startBroker } from '../../src/index.js'
+import { tempDir } from '../helpers/tmp.js'
+
+function hasKcat(): boolean {
+  try {
+    execFileSync('kcat', ['-V'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Runs kcat without blocking the event loop (the broker under test lives in this process). */
+function kcat(args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('kcat', args, { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+    child.on('close', (status) => {
+      clearTimeout(timer)
+      resolve({ status, stdout, stderr })
+    })
+    child.stdin.end(input ?? '')
+  })
+}
+
+let broker: Broker | undefined
+afterEach(async () => {
+  await broker?.close()
+  broker = undefined
+})
+
+// kcat is librdkafka: a second, independent client implementation. test:interop
+// installs it; without it these tests are skipped rather than faked.
+describe.skipIf(!hasKcat())('kcat (librdkafka) against the broker', () => {
+  it.each(['none', 'snappy', 'gzip', 'lz4', 'zstd'])('round-trips 10,000 keyed records byte for byte with -z %s', async (codec) => {
+    broker = await startBroker({ port: 0, dataDir: tempDir() })
+    const addr = `127.0.0.1:${broker.port}`
+    const input = Array.from({ length: 10_000 }, (_, i) => `key-${i}\tvalue-${i}-äöü-${'x'.repeat(i % 50)}`).join('\n') + '\n'
+    const topic = `t-${codec}`
+    const produce = await kcat(['-b', addr, '-P', '-t', topic, '-K', '\t', '-z', codec, '-X', 'topic.request.required.acks=-1'], input)
+    expect(produce.status, produce.stderr).toBe(0)
+    const consume = await kcat(['-b', addr, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-K', '\t'])
+    expect(consume.status, consume.stderr).toBe(0)
+    expect(consume.stdout).toBe(input)
+  })
+
+  it('lists brokers, topics and partitions with -L', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir(), numPartitions: 3 })
+    const addr = `127.0.0.1:${broker.port}`
+    await kcat(['-b', addr, '-P', '-t', 'listed'], 'a\n')
+    const out = (await kcat(['-b', addr, '-L'])).stdout
+    expect(out).toContain(`broker 1 at 127.0.0.1:${broker.port} (controller)`)
+    expect(out).toContain('topic "listed" with 3 partitions')
+    for (let p = 0; p < 3; p++) expect(out).toContain(`partition ${p}, leader 1, replicas: 1, isrs: 1`)
+  })
+})
