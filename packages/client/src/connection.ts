@@ -127,6 +127,7 @@ export class Connection extends EventEmitter {
   private resolveClosed: (() => void) | undefined
   private socketError: Error | undefined
   private openedAt = 0
+  private corked = false
 
   constructor(options: ConnectionOptions) {
     super()
@@ -390,9 +391,25 @@ export class Connection extends EventEmitter {
     return new Promise((resolve, reject) => {
       const req = new InFlight(correlationId, api, version, startedAt, startedAt + timeoutMs, timeoutMs, resolve, reject)
       this.inflight.push(req)
-      socket.write(frame)
+      this.write(socket, frame)
       if (req.deadline < this.timerAt) this.armTimer(req.deadline)
     })
+  }
+
+  // Requests issued in the same tick (a producer draining many partitions, an Admin fanning
+  // out) leave in one corked write: one syscall instead of one per request.
+  private write(socket: Socket, frame: Buffer): void {
+    if (!this.corked) {
+      this.corked = true
+      socket.cork()
+      process.nextTick(this.uncork, socket)
+    }
+    socket.write(frame)
+  }
+
+  private readonly uncork = (socket: Socket): void => {
+    this.corked = false
+    socket.uncork()
   }
 
   private readonly onData = (chunk: Buffer): void => {

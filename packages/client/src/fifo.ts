@@ -32,14 +32,6 @@ export class Fifo<T> {
     return item
   }
 
-  /** Removes one item wherever it is (rare: a request that timed out behind others). */
-  remove(item: T): boolean {
-    const i = this.items.indexOf(item, this.head)
-    if (i < 0) return false
-    this.items.splice(i, 1)
-    return true
-  }
-
   /** Empties the queue, returning what it held in order. */
   drain(): T[] {
     const out = this.items.slice(this.head) as T[]
