@@ -172,20 +172,28 @@ export class Cluster {
     }
     if (this.refreshing === undefined) return this.startRefresh()
     if (!added) return this.queued ?? this.refreshing
+    return this.queueRefresh()
+  }
+
+  /**
+   * Refreshes in the background (errors are logged): after stale-metadata errors and
+   * disconnects. A refresh already in flight may predate the news, so one more follows it
+   * (only one, however many updates are requested meanwhile), as Java's requestUpdate does.
+   */
+  requestMetadataUpdate(): void {
+    if (this.closed) return
+    const p = this.refreshing === undefined ? this.startRefresh() : this.queueRefresh()
+    p.catch((err) => this.logger.warn({ err }, 'metadata refresh failed'))
+  }
+
+  private queueRefresh(): Promise<ClusterMetadata> {
     if (this.queued === undefined) {
-      const after = this.refreshing.catch(() => undefined).then(() => {
+      this.queued = this.refreshing!.catch(() => undefined).then(() => {
         this.queued = undefined
         return this.startRefresh()
       })
-      this.queued = after
     }
     return this.queued
-  }
-
-  /** Refreshes in the background (errors are logged): after stale-metadata errors and disconnects. */
-  requestMetadataUpdate(): void {
-    if (this.closed) return
-    this.refreshMetadata().catch((err) => this.logger.warn({ err }, 'metadata refresh failed'))
   }
 
   /** Looks at an error and refreshes metadata if it says the cache is stale; returns whether it did. */
@@ -306,6 +314,13 @@ export class Cluster {
     if (best !== undefined) return best
     const order = shuffle(targets.slice())
     order.sort((a, b) => Number(this.pool.isBackingOff(a.nodeId)) - Number(this.pool.isBackingOff(b.nodeId)))
+    // When no known broker answers, the bootstrap addresses are tried again (KIP-899's
+    // rebootstrap): the whole cluster may have moved behind the same bootstrap names.
+    if (targets !== this.bootstrap) {
+      for (const b of shuffle(this.bootstrap.slice())) {
+        if (!targets.some((t) => t.host === b.host && t.port === b.port)) order.push(b)
+      }
+    }
     let last: unknown
     for (const t of order) {
       try {

@@ -84,6 +84,37 @@ describe('Cluster: bootstrap and metadata', () => {
     expect(count()).toBeGreaterThan(n)
   })
 
+  it('follows a refresh in flight with exactly one more when updates are requested meanwhile', async () => {
+    const { brokers, cluster } = await setup(1)
+    await cluster.connect()
+    const b = brokers[0]!
+    let release: (() => void) | undefined
+    b.on(Metadata.apiKey, async (req) => {
+      if (release === undefined) await new Promise<void>((r) => (release = r))
+      return b.metadataResponse(req)
+    })
+    const before = b.received(Metadata.apiKey).length
+    const first = cluster.refreshMetadata()
+    await waitFor(() => release !== undefined)
+    for (let i = 0; i < 5; i++) cluster.requestMetadataUpdate()
+    release!()
+    await first
+    await waitFor(() => b.received(Metadata.apiKey).length === before + 2)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(b.received(Metadata.apiKey).length).toBe(before + 2)
+  })
+
+  it('falls back to the bootstrap addresses when no advertised broker answers (rebootstrap)', async () => {
+    const { brokers, cluster } = await setup(1)
+    const b = brokers[0]!
+    const dead = await deadPort()
+    b.on(Metadata.apiKey, () => ({ brokers: [{ nodeId: 5, host: '127.0.0.1', port: dead, rack: null }], clusterId: 'c', controllerId: 5, topics: [] }))
+    await cluster.connect()
+    expect([...cluster.metadata.brokers.keys()]).toEqual([5])
+    const conn = await cluster.anyConnection()
+    expect(conn.port).toBe(b.port)
+  })
+
   it('keeps a partition whose leader epoch went backwards (stale broker, KIP-320)', () => {
     const res = (epoch: number, leader: number) => ({
       brokers: [{ nodeId: 0, host: 'a', port: 1 }, { nodeId: 1, host: 'b', port: 2 }],
