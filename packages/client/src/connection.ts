@@ -211,17 +211,30 @@ export class Connection extends EventEmitter {
 
   // --- setup -------------------------------------------------------------------------------
 
+  /**
+   * connectTimeoutMs bounds the whole setup (TCP, TLS, ApiVersions, SASL), as Java's
+   * socket.connection.setup.timeout.ms bounds a connection until it is ready: a broker that
+   * accepts but never answers must not hold a caller for a full request timeout.
+   */
   private async establish(): Promise<void> {
     this.state = 'connecting'
     const started = performance.now()
+    const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
+    let timedOut: ConnectionTimeoutError | undefined
+    const timer = setTimeout(() => {
+      timedOut = new ConnectionTimeoutError(`connecting to ${this.broker} did not finish within ${timeoutMs} ms`, this.broker, { nodeId: this.nodeId })
+      this.finish(timedOut, false)
+    }, timeoutMs)
     try {
       await this.openSocket()
       await this.negotiateVersions()
       if (this.options.sasl !== undefined) await this.authenticate(this.options.sasl)
     } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e))
+      const err = timedOut ?? (e instanceof Error ? e : new Error(String(e)))
       this.finish(err, false)
       throw err
+    } finally {
+      clearTimeout(timer)
     }
     if (this.state !== 'connecting') throw this.notReady()
     this.state = 'ready'
@@ -235,7 +248,6 @@ export class Connection extends EventEmitter {
 
   private openSocket(): Promise<void> {
     const { host, port, ssl } = this.options
-    const timeoutMs = this.options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS
     return new Promise<void>((resolve, reject) => {
       let socket: Socket
       if (ssl !== undefined && ssl !== false) {
@@ -250,16 +262,10 @@ export class Connection extends EventEmitter {
       this.socket = socket
       let tcpUp = false
       const cleanup = (): void => {
-        clearTimeout(timer)
         socket.off('error', onError)
         socket.off('close', onClose)
         socket.off('connect', onTcp)
       }
-      const timer = setTimeout(() => {
-        cleanup()
-        socket.destroy()
-        reject(new ConnectionTimeoutError(`connecting to ${this.broker} timed out after ${timeoutMs} ms`, this.broker, { nodeId: this.nodeId }))
-      }, timeoutMs)
       const onTcp = (): void => {
         tcpUp = true
       }

@@ -308,6 +308,20 @@ describe('Connection: timeouts and closing', () => {
   })
 })
 
+describe('Connection: setup timeout', () => {
+  it('bounds the whole setup by connectTimeoutMs, not only TCP (a broker that never answers ApiVersions)', async () => {
+    const b = await broker()
+    b.on(ApiVersions.apiKey, () => NO_RESPONSE)
+    const c = connection(b, { connectTimeoutMs: 200, requestTimeoutMs: 30_000 })
+    const started = performance.now()
+    const err = await c.connect().catch((e) => e)
+    expect(err).toBeInstanceOf(ConnectionTimeoutError)
+    expect(err.retriable).toBe(true)
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect(c.isClosed).toBe(true)
+  })
+})
+
 describe('Connection: logging and diagnostics_channel', () => {
   it('publishes connect, request start/end/error and close events', async () => {
     const b = await broker()
