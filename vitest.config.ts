@@ -11,6 +11,7 @@ export default defineConfig({
       '@tidelog/protocol': src('./packages/protocol/src/index.ts'),
       '@tidelog/broker': src('./apps/broker/src/index.ts'),
       '@tidelog/client': src('./packages/client/src/index.ts'),
+      '@tidelog/consumer': src('./packages/consumer/src/index.ts'),
     },
   },
   test: {

@@ -1,0 +1,683 @@
+import { EventEmitter } from 'node:events'
+import { performance } from 'node:perf_hooks'
+import { ClientClosedError, Cluster, isRetriable, sleep } from '@tidelog/client'
+import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
+import { Committer, type CommitIdentity } from './committer.js'
+import { Delivery, DeliveryIterator } from './delivery.js'
+import { CommitFailedError, IllegalStateError, NoOffsetForPartitionError, OffsetOutOfRangeError } from './errors.js'
+import { Fetcher } from './fetcher.js'
+import { resolveAssignors } from './group/assignors/index.js'
+import { ConsumerCoordinator } from './group/coordinator.js'
+import { CoordinatorLink } from './group/coordinator-link.js'
+import { Mutex } from './lock.js'
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookupOffsets, type OffsetQuery } from './offset-lookup.js'
+import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
+import { Assignment, type PartitionState } from './positions.js'
+import { sortPartitions, tpKey, type Batch, type GroupGeneration, type Message, type RebalanceListener, type TopicPartition, type TopicPartitionOffset } from './types.js'
+
+export interface SubscribeOptions {
+  listener?: RebalanceListener
+}
+
+export interface CloseOptions {
+  /**
+   * Send LeaveGroup so the group rebalances at once. Default: true for dynamic members, false
+   * for static ones (KIP-345: a static member that comes back within the session keeps its
+   * partitions without a rebalance).
+   */
+  leaveGroup?: boolean
+  /** Commit the processed offsets first (when auto-commit is on). Default true. */
+  commit?: boolean
+}
+
+const NO_GENERATION: GroupGeneration = { generationId: -1, memberId: '', protocolName: null }
+
+/**
+ * A Kafka consumer. Subscribe (with a groupId) to share topics with the group's other members,
+ * or assign() partitions by hand; then iterate messages (`for await (const m of consumer)`) or
+ * batches (`consumer.batches()`).
+ *
+ * Delivery is at-least-once by default: a message counts as processed when the application
+ * asks for the next one (or for the next batch, after a batch), and auto-commit (every
+ * autoCommitIntervalMs, on revocation and on close) commits only processed offsets. Leaving the
+ * loop (break, throw) leaves the last message unprocessed; commit() commits everything handed
+ * out so far, the message in hand included. With `delivery: 'at-most-once'` each fetched chunk's
+ * end is committed before its first message is handed out.
+ *
+ * Events: 'group.joined', 'partitions.assigned', 'partitions.revoked', 'partitions.lost'
+ * ({ partitions, generation }), 'offsets.committed' ({ offsets }), 'member.state' ({ from, to }).
+ */
+export class Consumer extends EventEmitter {
+  readonly cluster: Cluster
+  readonly options: ResolvedConsumerOptions
+  private readonly assignment = new Assignment()
+  private readonly fetcher: Fetcher
+  private readonly delivery: Delivery
+  private readonly link: CoordinatorLink | undefined
+  private readonly committer: Committer | undefined
+  private readonly lock = new Mutex()
+  private readonly assignorList
+  private coordinator: ConsumerCoordinator | undefined
+  private mode: 'none' | 'subscribed' | 'assigned' = 'none'
+  private topics: string[] = []
+  private pattern: RegExp | undefined
+  private listener: RebalanceListener | undefined
+  private autoCommitTimer: NodeJS.Timeout | undefined
+  private metadataTimer: NodeJS.Timeout | undefined
+  private resolution: Promise<void> | undefined
+  private resolveAgain = false
+  private lastPolls = -1
+  private lastProgressAt = performance.now()
+  private closing: Promise<void> | undefined
+
+  constructor(options: ConsumerOptions) {
+    super()
+    this.options = resolveOptions(options)
+    this.assignorList = resolveAssignors(options.assignors)
+    // Java's consumer default (allow.auto.create.topics); the broker's own setting still decides.
+    this.cluster = new Cluster({ ...options, allowAutoTopicCreation: options.allowAutoTopicCreation ?? true })
+    this.fetcher = new Fetcher(this.cluster, this.options, this.assignment, {
+      onOffsetOutOfRange: (s, offset) => this.offsetOutOfRange(s, offset),
+      onPartitionError: (s, err) => this.halt(s, err),
+    })
+    this.delivery = new Delivery(this.fetcher, {
+      commitAhead: this.options.delivery === 'at-most-once' ? (s, offset) => this.commitAhead(s, offset) : undefined,
+      onHalt: (s, err) => this.halt(s, err, false),
+    })
+    const groupId = this.options.groupId
+    if (groupId !== undefined) {
+      this.link = new CoordinatorLink(this.cluster, groupId)
+      this.committer = new Committer(this.cluster, this.link, {
+        identity: () => this.identity(),
+        onGenerationError: (code) => this.onCommitGenerationError(code),
+      })
+    }
+  }
+
+  // --- subscription and assignment ---------------------------------------------------------
+
+  /**
+   * Joins the group for these topics (or every topic matching the pattern, checked again at
+   * each metadata refresh). Resolves once the subscription is registered; the group is joined
+   * in the background and messages flow once partitions are assigned.
+   */
+  async subscribe(topics: string | string[] | RegExp, options: SubscribeOptions = {}): Promise<void> {
+    this.ensureOpen()
+    if (this.mode === 'assigned') throw new IllegalStateError('subscribe() cannot be mixed with assign(); call assign([]) first')
+    if (this.link === undefined) throw new IllegalStateError('subscribe() needs a groupId')
+    this.listener = options.listener ?? this.listener
+    if (topics instanceof RegExp) {
+      this.pattern = topics
+      this.topics = await this.matchPattern(topics)
+    } else {
+      const list = typeof topics === 'string' ? [topics] : topics
+      if (list.length === 0 || list.some((t) => typeof t !== 'string' || t === '')) throw new TypeError('subscribe() needs topic names')
+      this.pattern = undefined
+      this.topics = [...new Set(list)]
+      await this.cluster.refreshMetadata(this.topics)
+    }
+    this.mode = 'subscribed'
+    this.lastProgressAt = performance.now()
+    if (this.coordinator === undefined) {
+      this.coordinator = this.createCoordinator()
+      this.coordinator.start()
+    } else {
+      this.coordinator.requestRejoin('the subscription changed')
+    }
+    this.startTimers()
+  }
+
+  /** The topics subscribed to (a pattern's current matches). */
+  subscription(): string[] {
+    return this.mode === 'subscribed' ? this.topics.slice() : []
+  }
+
+  /** Leaves the group (revoking, with auto-commit committing) and forgets the subscription. */
+  async unsubscribe(): Promise<void> {
+    this.ensureOpen()
+    const c = this.coordinator
+    if (c === undefined) return
+    this.coordinator = undefined
+    c.stop()
+    await this.lock.run(async () => {
+      const owned = this.owned()
+      if (owned.length > 0) await this.revokeNow(owned, c.membership.snapshot(), true, c.membership.hasGeneration)
+    })
+    await c.leave('the consumer unsubscribed', true)
+    c.dispose()
+    this.mode = 'none'
+    this.topics = []
+    this.pattern = undefined
+  }
+
+  /**
+   * Consumes exactly these partitions, outside any group membership (Java's assign()). With a
+   * groupId, positions start from the group's committed offsets and commit() works.
+   */
+  assign(partitions: readonly TopicPartition[]): void {
+    this.ensureOpen()
+    if (this.mode === 'subscribed') throw new IllegalStateError('assign() cannot be mixed with subscribe(); call unsubscribe() first')
+    const wanted = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), { topic: p.topic, partition: p.partition }]))
+    const removed = this.assignment.list().filter((s) => !wanted.has(s.key))
+    if (removed.length > 0) {
+      if (this.options.autoCommit && this.committer !== undefined) void this.commitProcessed(removed).catch((err) => this.cluster.logger.warn({ err }, 'commit of unassigned partitions failed'))
+      this.assignment.remove(removed)
+      this.fetcher.purge()
+    }
+    this.assignment.add([...wanted.values()])
+    this.mode = wanted.size > 0 ? 'assigned' : 'none'
+    this.topics = [...new Set([...wanted.values()].map((p) => p.topic))]
+    this.startTimers()
+    void this.cluster
+      .refreshMetadata(this.topics)
+      .catch((err) => this.cluster.logger.warn({ err }, 'metadata for assigned partitions failed'))
+      .then(() => this.resolvePositions())
+  }
+
+  /** The partitions assigned now. */
+  assigned(): TopicPartition[] {
+    return sortPartitions(this.owned())
+  }
+
+  // --- iteration ---------------------------------------------------------------------------
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<Message> {
+    return new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled())
+  }
+
+  /** Batches: the next records of one partition at a time, as fetched. */
+  batches(): AsyncIterableIterator<Batch> {
+    return new DeliveryIterator<Batch>(this.delivery, (d) => d.nextBatch(), () => this.coordinator?.polled())
+  }
+
+  // --- positions -----------------------------------------------------------------------------
+
+  /** The next offset to deliver for an assigned partition (undefined while it is looked up). */
+  position(tp: TopicPartition): bigint | undefined {
+    const s = this.state(tp)
+    return s.hasPosition ? s.position : undefined
+  }
+
+  /** Moves an assigned partition's position; the next message from it has this offset. */
+  seek(target: TopicPartitionOffset): void {
+    const s = this.state(target)
+    if (typeof target.offset !== 'bigint' || target.offset < 0n) throw new TypeError('seek() needs a non-negative bigint offset')
+    s.seek(target.offset, target.leaderEpoch ?? -1)
+    // Auto-commit may now commit an offset below the last commit: the application chose it.
+    s.committed = -1n
+    this.afterSeek()
+  }
+
+  seekToBeginning(partitions?: readonly TopicPartition[]): Promise<void> {
+    return this.seekTo(partitions, 'earliest')
+  }
+
+  seekToEnd(partitions?: readonly TopicPartition[]): Promise<void> {
+    return this.seekTo(partitions, 'latest')
+  }
+
+  /**
+   * Moves to the first record with a timestamp at or after `timestamp` (ms since the epoch); a
+   * partition with no such record moves to its end.
+   */
+  seekToTimestamp(timestamp: number | bigint | Date, partitions?: readonly TopicPartition[]): Promise<void> {
+    const t = timestamp instanceof Date ? BigInt(timestamp.getTime()) : BigInt(timestamp)
+    if (t < 0n) throw new TypeError('seekToTimestamp() needs a timestamp >= 0')
+    return this.seekTo(partitions, { timestamp: t })
+  }
+
+  private async seekTo(partitions: readonly TopicPartition[] | undefined, kind: 'earliest' | 'latest' | { timestamp: bigint }): Promise<void> {
+    const states = partitions === undefined ? this.assignment.list() : partitions.map((p) => this.state(p))
+    for (const s of states) {
+      s.requestReset(kind)
+      s.committed = -1n
+    }
+    this.afterSeek()
+    await this.resolvePositions()
+  }
+
+  private afterSeek(): void {
+    this.fetcher.purge()
+    this.fetcher.wake()
+    this.delivery.wake()
+  }
+
+  /** Stops fetching and delivering these partitions until resume(); their positions stay. */
+  pause(partitions: readonly TopicPartition[]): void {
+    for (const p of partitions) {
+      const s = this.state(p)
+      s.paused = true
+      if (s.hasPosition) s.invalidateFetches()
+    }
+    this.fetcher.purge()
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    for (const p of partitions) this.state(p).paused = false
+    this.fetcher.wake()
+  }
+
+  paused(): TopicPartition[] {
+    return sortPartitions(this.assignment.list().filter((s) => s.paused).map((s) => s.toJSON()))
+  }
+
+  /** Record bytes fetched and waiting to be delivered (bounded by maxBufferedBytes plus one response). */
+  get bufferedBytes(): number {
+    return this.fetcher.bufferedBytes
+  }
+
+  /** The most record bytes ever buffered at once. */
+  get peakBufferedBytes(): number {
+    return this.fetcher.peakBufferedBytes
+  }
+
+  /** The group generation this member is in, if any. */
+  get generation(): GroupGeneration | undefined {
+    const m = this.coordinator?.membership
+    return m === undefined || !m.hasGeneration ? undefined : m.snapshot()
+  }
+
+  private state(tp: TopicPartition): PartitionState {
+    const s = this.assignment.get(tp.topic, tp.partition)
+    if (s === undefined) throw new IllegalStateError(`${tp.topic}-${tp.partition} is not assigned to this consumer`)
+    return s
+  }
+
+  private owned(): TopicPartition[] {
+    return this.assignment.list().map((s) => s.toJSON())
+  }
+
+  // --- offsets -------------------------------------------------------------------------------
+
+  /**
+   * Commits offsets to the group: by default the position of every assigned partition (all
+   * messages handed out so far, as Java's commitSync()); or exactly the offsets given (each the
+   * next offset to consume).
+   */
+  async commit(offsets?: readonly TopicPartitionOffset[]): Promise<void> {
+    this.ensureOpen()
+    const committer = this.committer
+    if (committer === undefined) throw new IllegalStateError('commit() needs a groupId')
+    const source =
+      offsets !== undefined
+        ? offsets.map((o) => ({ ...o }))
+        : () => this.assignment.list().filter((s) => s.hasPosition && !s.revoking).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
+    this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
+  }
+
+  /** The group's committed offsets for partitions (-1n where none is committed). */
+  async committed(partitions: readonly TopicPartition[]): Promise<TopicPartitionOffset[]> {
+    this.ensureOpen()
+    if (this.committer === undefined) throw new IllegalStateError('committed() needs a groupId')
+    const found = await this.committer.fetch(partitions, this.options.defaultApiTimeoutMs)
+    return partitions.map((p) => {
+      const c = found.get(tpKey(p.topic, p.partition))
+      return { topic: p.topic, partition: p.partition, offset: c?.offset ?? -1n, metadata: c?.metadata ?? null, leaderEpoch: c?.leaderEpoch ?? -1 }
+    })
+  }
+
+  private recordCommitted(done: readonly TopicPartitionOffset[]): void {
+    if (done.length === 0) return
+    for (const o of done) {
+      const s = this.assignment.get(o.topic, o.partition)
+      if (s !== undefined) s.committed = o.offset
+    }
+    this.emit('offsets.committed', { offsets: done })
+  }
+
+  /** Processed offsets not yet committed (at-least-once auto-commit). */
+  private processed(states: Iterable<PartitionState>): TopicPartitionOffset[] {
+    const out: TopicPartitionOffset[] = []
+    for (const s of states) {
+      if (!s.hasPosition || s.acked < 0n) continue
+      // Never behind what this consumer committed itself (an explicit commit() may be ahead).
+      if (s.committed >= 0n && s.acked <= s.committed) continue
+      out.push({ topic: s.topic, partition: s.partition, offset: s.acked, leaderEpoch: s.lastEpoch })
+    }
+    return out
+  }
+
+  private async commitProcessed(states: readonly PartitionState[]): Promise<void> {
+    const committer = this.committer
+    if (committer === undefined) return
+    this.recordCommitted(await committer.commit(() => this.processed(states), this.options.defaultApiTimeoutMs))
+  }
+
+  private async commitAhead(s: PartitionState, offset: bigint): Promise<void> {
+    const committer = this.committer
+    if (committer === undefined) return
+    const epoch = s.epoch
+    this.recordCommitted(await committer.commit([{ topic: s.topic, partition: s.partition, offset, leaderEpoch: s.lastEpoch }], this.options.defaultApiTimeoutMs))
+    if (s.epoch === epoch && offset > s.acked) s.acked = offset
+  }
+
+  private identity(): CommitIdentity | Error {
+    const c = this.coordinator
+    if (this.mode !== 'subscribed' || c === undefined) return { generationId: -1, memberId: '', groupInstanceId: null }
+    const m = c.membership
+    if (m.hasGeneration) return { generationId: m.generationId, memberId: m.memberId, groupInstanceId: this.options.groupInstanceId }
+    if (m.state === 'joining' || m.state === 'syncing') return new ProtocolError(ErrorCodes.REBALANCE_IN_PROGRESS, { api: 'OffsetCommit', groupId: c.groupId })
+    return new CommitFailedError('this member is not in a generation of the group', ErrorCodes.UNKNOWN_MEMBER_ID)
+  }
+
+  private onCommitGenerationError(code: number): void {
+    const c = this.coordinator
+    if (c === undefined) return
+    if (code === ErrorCodes.UNKNOWN_MEMBER_ID) c.membership.resetGeneration(false)
+    else if (code === ErrorCodes.ILLEGAL_GENERATION) c.membership.resetGeneration(true)
+    c.requestRejoin(`a commit was answered ${code}`)
+  }
+
+  // --- position lookups ------------------------------------------------------------------------
+
+  /**
+   * Gives every partition that needs one a position: the group's committed offset, else
+   * autoOffsetReset; or the earliest / latest / timestamp offset a seek asked for. Resolves once
+   * every lookup requested before (or during) the call is done.
+   */
+  private resolvePositions(): Promise<void> {
+    if (this.resolution !== undefined) {
+      this.resolveAgain = true
+      return this.resolution
+    }
+    const run = (async () => {
+      for (let attempt = 0; ; ) {
+        this.resolveAgain = false
+        const need = this.assignment.list().filter((s) => s.reset !== undefined && !s.halted)
+        if (need.length === 0 || this.closing !== undefined) return
+        try {
+          await this.resolve(need)
+          attempt = 0
+        } catch (err) {
+          if (!isRetriable(err)) {
+            for (const s of need) if (this.assignment.isCurrent(s) && s.reset !== undefined) s.halted = true
+            this.delivery.fail(err as Error)
+            return
+          }
+          this.cluster.logger.warn({ err }, 'looking up positions failed, retrying')
+          await sleep(this.cluster.retryBackoff.delay(attempt++))
+          this.resolveAgain = true
+        }
+        if (!this.resolveAgain) return
+      }
+    })().finally(() => {
+      this.resolution = undefined
+      this.fetcher.wake()
+    })
+    this.resolution = run
+    return run
+  }
+
+  private async resolve(states: PartitionState[]): Promise<void> {
+    const epochs = new Map(states.map((s) => [s, s.epoch]))
+    const live = (s: PartitionState): boolean => epochs.get(s) === s.epoch && this.assignment.isCurrent(s)
+    const fromGroup = states.filter((s) => s.reset === 'committed')
+    if (fromGroup.length > 0) {
+      const found = this.committer !== undefined ? await this.committer.fetch(fromGroup, this.options.defaultApiTimeoutMs) : new Map()
+      for (const s of fromGroup) {
+        if (!live(s)) continue
+        const c = found.get(s.key)
+        if (c !== undefined && c.offset >= 0n) {
+          s.seek(c.offset, c.leaderEpoch)
+          s.committed = c.offset
+          epochs.set(s, s.epoch)
+        } else {
+          s.reset = this.options.autoOffsetReset
+        }
+      }
+    }
+    const none = states.filter((s) => live(s) && s.reset === 'none')
+    if (none.length > 0) {
+      for (const s of none) s.halted = true
+      this.delivery.fail(new NoOffsetForPartitionError(none.map((s) => s.toJSON())))
+    }
+    const queries: OffsetQuery[] = []
+    const asked: PartitionState[] = []
+    for (const s of states) {
+      const r = s.reset
+      if (!live(s) || r === undefined || r === 'committed' || r === 'none') continue
+      asked.push(s)
+      queries.push({ topic: s.topic, partition: s.partition, timestamp: r === 'earliest' ? EARLIEST_TIMESTAMP : r === 'latest' ? LATEST_TIMESTAMP : r.timestamp })
+    }
+    if (queries.length === 0) return
+    const answers = await lookupOffsets(this.cluster, queries, this.options.isolationLevel, this.options.defaultApiTimeoutMs)
+    const toEnd: PartitionState[] = []
+    for (const s of asked) {
+      if (!live(s)) continue
+      const a = answers.get(s.key)
+      if (a === undefined) continue
+      if (a.offset < 0n) {
+        // No record at or after the timestamp: Java's offsetsForTimes says null; we go to the end.
+        s.requestReset('latest')
+        toEnd.push(s)
+        continue
+      }
+      s.seek(a.offset, a.leaderEpoch)
+    }
+    if (toEnd.length > 0) this.resolveAgain = true
+  }
+
+  private offsetOutOfRange(s: PartitionState, offset: bigint): void {
+    const reset = this.options.autoOffsetReset
+    this.cluster.logger.info({ topic: s.topic, partition: s.partition, offset, reset }, 'fetch offset out of range')
+    if (reset === 'none') {
+      this.halt(s, new OffsetOutOfRangeError(s.topic, s.partition, offset))
+      return
+    }
+    s.requestReset(reset)
+    this.fetcher.purge()
+    void this.resolvePositions()
+  }
+
+  private halt(s: PartitionState, error: unknown, notify = true): void {
+    s.halted = true
+    s.invalidateFetches()
+    this.fetcher.purge()
+    this.cluster.logger.warn({ err: error, topic: s.topic, partition: s.partition }, 'partition stopped: seek it to go on')
+    if (notify) this.delivery.fail(error instanceof Error ? error : new Error(String(error)))
+  }
+
+  // --- the group -------------------------------------------------------------------------------
+
+  private createCoordinator(): ConsumerCoordinator {
+    return new ConsumerCoordinator(this.cluster, this.link!, this.options, this.assignorList, {
+      topics: () => this.topics,
+      owned: () => this.owned(),
+      revoke: (partitions, generation) => this.lock.run(() => this.revokeNow(partitions, generation, true, true)),
+      lose: (partitions, generation) => this.lock.run(() => this.loseNow(partitions, generation)),
+      assign: (partitions, generation) => this.lock.run(() => this.assignNow(partitions, generation)),
+      partitionCounts: (topics) => this.partitionCounts(topics),
+      pollIdleMs: () => this.pollIdleMs(),
+      onFatal: (error) => this.onGroupFatal(error),
+      onStateChange: (from, to) => this.emit('member.state', { from, to }),
+      onJoined: (info) => this.emit('group.joined', info),
+    })
+  }
+
+  private pollIdleMs(): number {
+    const now = performance.now()
+    const d = this.delivery
+    if (d.waiting || d.polls !== this.lastPolls) {
+      this.lastPolls = d.polls
+      this.lastProgressAt = now
+      return 0
+    }
+    return now - this.lastProgressAt
+  }
+
+  private async partitionCounts(topics: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>()
+    if (topics.length === 0) return out
+    const { metadata } = await this.cluster.fetchMetadata(topics)
+    for (const t of topics) {
+      const n = metadata.partitionCount(t)
+      if (n > 0) out.set(t, n)
+    }
+    return out
+  }
+
+  /**
+   * Revocation: nothing more is delivered from the partitions; the application finishes the
+   * message it holds from them (when `waitForAck`); the listener runs; processed offsets are
+   * committed (auto-commit, with a live generation); then the partitions are dropped.
+   */
+  private async revokeNow(partitions: TopicPartition[], generation: GroupGeneration, waitForAck: boolean, commit: boolean): Promise<void> {
+    const states = new Set<PartitionState>()
+    for (const tp of partitions) {
+      const s = this.assignment.get(tp.topic, tp.partition)
+      if (s === undefined) continue
+      s.revoking = true
+      states.add(s)
+    }
+    if (states.size === 0) return
+    this.fetcher.purge()
+    if (waitForAck && this.closing === undefined) await this.delivery.waitForAck(states)
+    const list = sortPartitions([...states].map((s) => s.toJSON()))
+    await this.callListener('onPartitionsRevoked', list, generation)
+    if (commit && this.options.autoCommit && this.committer !== undefined) {
+      await this.commitProcessed([...states]).catch((err) => this.cluster.logger.warn({ err }, 'committing revoked partitions failed'))
+    }
+    this.assignment.remove(list)
+    this.fetcher.purge()
+    this.emit('partitions.revoked', { partitions: list, generation })
+  }
+
+  private async loseNow(partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
+    const states = partitions.map((tp) => this.assignment.get(tp.topic, tp.partition)).filter((s): s is PartitionState => s !== undefined)
+    if (states.length === 0) return
+    for (const s of states) s.revoking = true
+    this.fetcher.purge()
+    this.delivery.abandon()
+    const list = sortPartitions(states.map((s) => s.toJSON()))
+    // Java's default onPartitionsLost calls onPartitionsRevoked.
+    await this.callListener(this.listener?.onPartitionsLost !== undefined ? 'onPartitionsLost' : 'onPartitionsRevoked', list, generation)
+    this.assignment.remove(list)
+    this.fetcher.purge()
+    this.emit('partitions.lost', { partitions: list, generation })
+  }
+
+  private async assignNow(partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
+    if (this.closing !== undefined) return
+    this.assignment.add(partitions)
+    const list = sortPartitions(partitions.slice())
+    // Java calls onPartitionsAssigned after every rebalance, even with nothing new.
+    await this.callListener('onPartitionsAssigned', list, generation)
+    this.emit('partitions.assigned', { partitions: list, generation })
+    void this.resolvePositions()
+  }
+
+  private async callListener(name: keyof RebalanceListener, partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
+    const fn = this.listener?.[name]
+    if (fn === undefined) return
+    try {
+      await fn.call(this.listener, partitions, generation)
+    } catch (err) {
+      // Java hands listener exceptions to poll(); so do we, after the rebalance goes on.
+      this.cluster.logger.error({ err, listener: name }, 'rebalance listener failed')
+      this.delivery.fail(err instanceof Error ? err : new Error(String(err)))
+    }
+  }
+
+  private onGroupFatal(error: Error): void {
+    this.delivery.fail(error)
+    const owned = this.owned()
+    if (owned.length > 0) void this.lock.run(() => this.loseNow(owned, this.coordinator?.membership.snapshot() ?? NO_GENERATION))
+  }
+
+  private async matchPattern(pattern: RegExp): Promise<string[]> {
+    const { metadata } = await this.cluster.fetchMetadata(null)
+    const out: string[] = []
+    for (const t of metadata.topics.values()) {
+      pattern.lastIndex = 0
+      if (!t.isInternal && pattern.test(t.name)) out.push(t.name)
+    }
+    return out.sort()
+  }
+
+  /** Auto-commit, and the metadata check that notices new partitions or newly matching topics. */
+  private startTimers(): void {
+    if (this.autoCommitTimer === undefined && this.options.autoCommit && this.committer !== undefined) {
+      this.autoCommitTimer = setInterval(() => {
+        if (this.closing !== undefined) return
+        if (this.mode === 'subscribed' && this.coordinator?.membership.hasGeneration !== true) return
+        void this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.debug({ err }, 'auto-commit failed'))
+      }, this.options.autoCommitIntervalMs)
+      this.autoCommitTimer.unref()
+    }
+    if (this.metadataTimer === undefined && this.mode === 'subscribed') {
+      this.metadataTimer = setInterval(() => void this.checkMetadata(), this.cluster.metadataMaxAgeMs)
+      this.metadataTimer.unref()
+    }
+  }
+
+  private async checkMetadata(): Promise<void> {
+    const c = this.coordinator
+    if (c === undefined || this.mode !== 'subscribed' || this.closing !== undefined) return
+    try {
+      if (this.pattern !== undefined) {
+        const topics = await this.matchPattern(this.pattern)
+        if (topics.join('\n') !== [...this.topics].sort().join('\n')) {
+          this.topics = topics
+          c.requestRejoin('the topics matching the subscription changed')
+          return
+        }
+      }
+      const before = c.assignedTopicCounts
+      const topics = [...new Set([...this.topics, ...before.keys()])]
+      const counts = await this.partitionCounts(topics)
+      for (const t of topics) {
+        if ((counts.get(t) ?? 0) !== (before.get(t) ?? 0)) {
+          c.requestRejoin(`the partition count of ${t} changed`)
+          return
+        }
+      }
+    } catch (err) {
+      this.cluster.logger.debug({ err }, 'metadata check failed')
+    }
+  }
+
+  // --- closing ---------------------------------------------------------------------------------
+
+  /**
+   * Stops: commits processed offsets (auto-commit), revokes the partitions (listener), leaves the
+   * group, and closes the connections. Iterators end; a message in hand counts as unprocessed.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    if (this.closing !== undefined) return this.closing
+    this.closing = this.shutdown(options)
+    return this.closing
+  }
+
+  private async shutdown(options: CloseOptions): Promise<void> {
+    if (this.autoCommitTimer !== undefined) clearInterval(this.autoCommitTimer)
+    if (this.metadataTimer !== undefined) clearInterval(this.metadataTimer)
+    this.delivery.abandon()
+    this.delivery.closed = true
+    this.delivery.wake()
+    const commit = options.commit !== false
+    const c = this.coordinator
+    try {
+      if (c !== undefined) {
+        c.stop()
+        await this.lock.run(async () => {
+          const owned = this.owned()
+          if (owned.length === 0) return
+          if (c.membership.hasGeneration) await this.revokeNow(owned, c.membership.snapshot(), false, commit)
+          else await this.loseNow(owned, c.membership.snapshot())
+        })
+        const leave = options.leaveGroup ?? !c.isStatic
+        if (leave) await c.leave('the consumer is closing', true)
+        c.dispose()
+      } else if (commit && this.options.autoCommit && this.committer !== undefined && this.assignment.size > 0) {
+        await this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.warn({ err }, 'commit on close failed'))
+      }
+    } finally {
+      await this.fetcher.stop()
+      await this.cluster.close()
+    }
+  }
+
+  private ensureOpen(): void {
+    if (this.closing !== undefined) throw new ClientClosedError('consumer')
+  }
+}
