@@ -2,6 +2,7 @@
  * @tidelog/client's Admin against real Apache Kafka (single-node KRaft, started by
  * test/helpers/kafka.ts), on the newest release and the previous line.
  */
+import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Produce, ZERO_UUID, encodeRecordBatch } from '@tidelog/protocol'
 import { Admin, AdminError, ConfigSource, ProtocolError } from '@tidelog/client'
@@ -217,6 +218,41 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
       const gone = await admin.deleteGroups([group]).catch((e) => e)
       expect(gone).toBeInstanceOf(AdminError)
       expect(gone.errors[0]).toMatchObject({ type: 'GROUP_ID_NOT_FOUND', groupId: group })
+    })
+
+    it('describeGroups decodes the members of a live consumer group (kafkajs 2.2.4 as the member)', async (ctx) => {
+      if (skip) return ctx.skip()
+      const group = `${topic}-live`
+      const kafkajs = new Kafka({ brokers: [kafka!.bootstrap], clientId: 'kafkajs-member', logLevel: logLevel.NOTHING })
+      const consumer = kafkajs.consumer({ groupId: group, sessionTimeout: 10_000, heartbeatInterval: 500 })
+      try {
+        await consumer.connect()
+        await consumer.subscribe({ topics: [topic], fromBeginning: true })
+        const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()))
+        await consumer.run({ eachMessage: async () => {} })
+        await joined
+        const [d] = await eventually(async () => {
+          const r = await admin.describeGroups([group])
+          expect(r[0]!.state).toBe('Stable')
+          return r
+        })
+        expect(d!.protocolType).toBe('consumer')
+        expect(d!.members).toHaveLength(1)
+        const m = d!.members[0]!
+        expect(m.clientId).toBe('kafkajs-member')
+        expect(m.subscription!.topics).toEqual([topic])
+        const assigned = m.memberAssignment!.assignedPartitions
+        expect(assigned.map((a) => a.topic)).toEqual([topic])
+        expect([...assigned[0]!.partitions].sort()).toEqual([0, 1, 2, 3, 4])
+        // Offsets of a group with active members cannot be altered by an admin.
+        const busy = await admin.alterOffsets(group, [{ topic, partition: 0, offset: 1n }]).catch((e) => e)
+        expect(busy).toBeInstanceOf(AdminError)
+        expect(busy.errors[0]).toMatchObject({ type: 'UNKNOWN_MEMBER_ID', groupId: group, topic, partition: 0 })
+        const stillThere = await admin.deleteGroups([group]).catch((e) => e)
+        expect(stillThere.errors[0]).toMatchObject({ type: 'NON_EMPTY_GROUP', groupId: group })
+      } finally {
+        await consumer.disconnect()
+      }
     })
 
     it('deleteTopics', async (ctx) => {
