@@ -102,7 +102,7 @@ describe('ConnectionPool', () => {
     gaps.forEach((gap, i) => {
       const base = Math.min(50 * 2 ** i, 1000)
       expect(gap).toBeGreaterThanOrEqual(base * 0.8 - 5)
-      expect(gap).toBeLessThan(base * 1.2 + 60)
+      expect(gap).toBeLessThan(base * 1.2 + 150)
     })
     expect(pool.isBackingOff(0)).toBe(true)
 
