@@ -12,6 +12,7 @@ export default defineConfig({
       '@tidelog/broker': src('./apps/broker/src/index.ts'),
       '@tidelog/client': src('./packages/client/src/index.ts'),
       '@tidelog/consumer': src('./packages/consumer/src/index.ts'),
+      '@tidelog/producer': src('./packages/producer/src/index.ts'),
     },
   },
   test: {

@@ -1,0 +1,226 @@
+import type { BrokerInfo, ClusterMetadata } from '@tidelog/client'
+import { BatchState, CompressionRatio, ProducerBatch, type FlushWaiter } from './batch-builder.js'
+import type { Delivery } from './delivery.js'
+import { nextStickyPartition, type PartitionerContext, type TopicPartitioning } from './partitioners/index.js'
+import type { ProducerRecord } from './record.js'
+
+/**
+ * One partition's queue of batches (oldest first; the last may be open), its leader as of the
+ * metadata snapshot last looked at, and its idempotence bookkeeping.
+ */
+export class PartitionQueue {
+  readonly topic: string
+  readonly partition: number
+  readonly owner: TopicQueues
+  readonly batches: ProducerBatch[] = []
+  /** The batch taking records, if any (always the last of `batches`). */
+  open: ProducerBatch | undefined
+  private leaderOf: ClusterMetadata | undefined
+  private leaderInfo: BrokerInfo | undefined
+
+  // Idempotence (Java's TxnPartitionEntry): the producer id and epoch the sequences below
+  // belong to, the next sequence to hand out, the last one acknowledged, and the batches that
+  // hold sequences and are not finished, in sequence order.
+  producerId = -1n
+  producerEpoch = -1
+  nextSequence = 0
+  lastAckedSequence = -1
+  readonly inflight: ProducerBatch[] = []
+  /** After a batch with a sequence expired: the sequence that follows it (Java's unresolved sequence), else -1. */
+  unresolvedSequence = -1
+
+  constructor(owner: TopicQueues, partition: number) {
+    this.owner = owner
+    this.topic = owner.topic
+    this.partition = partition
+  }
+
+  /** The partition's leader in `meta`, cached per snapshot. */
+  leader(meta: ClusterMetadata): BrokerInfo | undefined {
+    if (this.leaderOf !== meta) {
+      this.leaderOf = meta
+      this.leaderInfo = meta.leader(this.topic, this.partition)
+    }
+    return this.leaderInfo
+  }
+}
+
+/** A topic's partition queues and partitioner state. */
+export class TopicQueues implements TopicPartitioning {
+  readonly topic: string
+  readonly queues: PartitionQueue[] = []
+  readonly ratio = new CompressionRatio()
+  partitionCount = 0
+  context: PartitionerContext
+  counter = 0
+  /** The uniform sticky partition, -1 before the first keyless record. */
+  sticky = -1
+  /** The batch the current sticky run fills; undefined until the run's first record. */
+  stickyBatch: ProducerBatch | undefined
+  private availableOf: ClusterMetadata | undefined
+  private availableList: number[] = []
+  private meta: ClusterMetadata | undefined
+
+  constructor(topic: string) {
+    this.topic = topic
+    this.context = Object.freeze({ topic, partitionCount: 0 })
+  }
+
+  /** Brings the partition count up to date with a metadata snapshot. */
+  sync(meta: ClusterMetadata, partitionCount: number): void {
+    this.meta = meta
+    if (partitionCount !== this.partitionCount) {
+      this.partitionCount = partitionCount
+      this.context = Object.freeze({ topic: this.topic, partitionCount })
+      if (this.sticky >= partitionCount) {
+        this.sticky = -1
+        this.stickyBatch = undefined
+      }
+    }
+  }
+
+  available(): readonly number[] {
+    const meta = this.meta!
+    if (this.availableOf !== meta) {
+      this.availableOf = meta
+      const out: number[] = []
+      const t = meta.topic(this.topic)
+      if (t !== undefined) for (const p of t.partitions) if (p.leader >= 0) out.push(p.partition)
+      if (out.length === 0) for (let i = 0; i < this.partitionCount; i++) out.push(i)
+      this.availableList = out
+    }
+    return this.availableList
+  }
+
+  queue(partition: number): PartitionQueue {
+    return (this.queues[partition] ??= new PartitionQueue(this, partition))
+  }
+}
+
+/**
+ * The record accumulator: per-partition batches, the memory they hold (bufferMemory), and the
+ * set of batches not yet finished (for flush). The sender takes batches from here.
+ */
+export class Accumulator {
+  private readonly topics = new Map<string, TopicQueues>()
+  /** Queues holding at least one batch; the sender looks at these only. */
+  readonly pending = new Set<PartitionQueue>()
+  /** Every batch created and not yet Acked or Failed. */
+  readonly incomplete = new Set<ProducerBatch>()
+  used = 0
+  /** A send() is waiting for room: every batch counts as ready, as in Java when memory runs out. */
+  waitingForRoom = false
+  /** Called when memory is released while a send() waits for room. */
+  onRoom: (() => void) | undefined
+  private lastTopic: TopicQueues | undefined
+
+  constructor(
+    readonly batchBytes: number,
+    readonly bufferMemory: number,
+    /** Called when a batch opens (the sender arms its linger timer) or fills up (no need to wait). */
+    private readonly onBatch: () => void,
+  ) {}
+
+  topic(name: string): TopicQueues {
+    const last = this.lastTopic
+    if (last !== undefined && last.topic === name) return last
+    let t = this.topics.get(name)
+    if (t === undefined) this.topics.set(name, (t = new TopicQueues(name)))
+    return (this.lastTopic = t)
+  }
+
+  hasRoom(size: number): boolean {
+    return this.used + size <= this.bufferMemory
+  }
+
+  /**
+   * Picks the uniform sticky partition for a record of `size` bytes: the current one while the
+   * batch its run is filling is open and has room; once that batch closed (full, or taken by
+   * the sender) or the record would need a new one, another partition (KIP-480's onNewBatch).
+   * The caller records the batch the record went into as the run's batch.
+   */
+  stickyPartition(t: TopicQueues, size: number): number {
+    if (t.sticky < 0) {
+      t.sticky = nextStickyPartition(t, -1)
+      t.stickyBatch = undefined
+      return t.sticky
+    }
+    const run = t.stickyBatch
+    if (run !== undefined && (run.state !== BatchState.Open || !run.hasRoomFor(size, this.batchBytes, t.ratio.value))) {
+      t.sticky = nextStickyPartition(t, t.sticky)
+      t.stickyBatch = undefined
+    }
+    return t.sticky
+  }
+
+  /** Appends a record to its partition's open batch, opening one when needed; returns that batch. */
+  append(t: TopicQueues, partition: number, record: ProducerRecord, stamp: number, assigned: boolean, size: number, owner: Delivery, slot: number, now: number): ProducerBatch {
+    const q = t.queue(partition)
+    let batch = q.open
+    const ratio = t.ratio.value
+    if (batch !== undefined && !batch.hasRoomFor(size, this.batchBytes, ratio)) {
+      this.close(q)
+      batch = undefined
+    }
+    if (batch === undefined) {
+      batch = new ProducerBatch(q, now)
+      q.open = batch
+      q.batches.push(batch)
+      this.incomplete.add(batch)
+      if (q.batches.length === 1) this.pending.add(q)
+      this.onBatch()
+    }
+    batch.add(record, stamp, assigned, size, owner, slot)
+    this.used += size
+    if (batch.isFull(this.batchBytes, ratio)) {
+      this.close(q)
+      this.onBatch()
+    }
+    return batch
+  }
+
+  /** Closes the queue's open batch: it takes no more records and is ready to send. */
+  close(q: PartitionQueue): void {
+    const b = q.open
+    if (b === undefined) return
+    q.open = undefined
+    b.state = BatchState.Ready
+  }
+
+  /**
+   * Puts a batch back for another attempt: at the front, or for idempotent batches in sequence
+   * order among the batches already holding sequences (Java's insertInSequenceOrder), so that
+   * retries go out in the order the broker expects.
+   */
+  reenqueue(q: PartitionQueue, batch: ProducerBatch, bySequence: boolean): void {
+    batch.state = BatchState.Retrying
+    const list = q.batches
+    let i = 0
+    if (bySequence) {
+      while (i < list.length && list[i]!.baseSequence >= 0 && list[i]!.baseSequence < batch.baseSequence) i++
+    }
+    if (i === 0) list.unshift(batch)
+    else list.splice(i, 0, batch)
+    if (list.length === 1) this.pending.add(q)
+  }
+
+  /** A batch reached a final state: frees its memory and tells flush() waiters. */
+  done(batch: ProducerBatch): void {
+    if (!this.incomplete.delete(batch)) return
+    this.used -= batch.bytes
+    if (this.waitingForRoom) this.onRoom?.()
+    const waiters = batch.flushWaiters
+    if (waiters !== undefined) for (const w of waiters) if (--w.remaining === 0) w.resolve()
+    batch.release()
+  }
+
+  /** Makes `waiter` wait for every batch not finished right now; returns how many that is. */
+  watch(waiter: FlushWaiter): number {
+    let n = 0
+    for (const b of this.incomplete) {
+      ;(b.flushWaiters ??= []).push(waiter)
+      n++
+    }
+    return n
+  }
+}

@@ -1,0 +1,360 @@
+import { performance } from 'node:perf_hooks'
+import { ClientClosedError, Cluster, isRetriable, sleep } from '@tidelog/client'
+import {
+  CompressionError,
+  CompressionType,
+  ErrorCodes,
+  ProtocolError,
+  RECORD_BATCH_OVERHEAD,
+  compress,
+  compressionName,
+  isRetriable as isRetriableCode,
+} from '@tidelog/protocol'
+import { Accumulator, type TopicQueues } from './accumulator.js'
+import type { FlushWaiter } from './batch-builder.js'
+import { Delivery } from './delivery.js'
+import { BufferExhaustedError, InvalidPartitionError, RecordTooLargeError, SerializationError } from './errors.js'
+import { Idempotence } from './idempotence.js'
+import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
+import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
+import { explicitTimestamp, recordSize, type ProducerRecord, type RecordMetadata } from './record.js'
+import { Sender } from './sender.js'
+
+// Why appending a send()'s records stopped before the last one.
+const DONE = 0
+const NEED_METADATA = 1
+const NEED_ROOM = 2
+type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
+
+/**
+ * Fails at construction when the chosen codec cannot compress here (zstd needs node:zlib's zstd,
+ * Node >= 22.15, or a registered codec), rather than on every record later. Returns whether the
+ * codec works asynchronously.
+ */
+function probeCodec(type: CompressionType): boolean {
+  if (type === CompressionType.None) return false
+  let out: Uint8Array | Promise<Uint8Array>
+  try {
+    out = compress(type, Buffer.from('tidelog'))
+  } catch (e) {
+    throw new CompressionError(`compression '${compressionName(type)}' is not available: ${(e as Error).message}`, { cause: e })
+  }
+  if (out instanceof Uint8Array) return false
+  out.catch(() => undefined)
+  return true
+}
+
+/**
+ * A Kafka producer: `send()` queues records into per-partition batches and resolves once the
+ * brokers acknowledged them (acks), with each record's partition and offset.
+ *
+ * Records of one send() call, and of calls made one after another, are queued in call order, so
+ * records for the same partition are written in that order; with idempotence (the default) this
+ * holds through retries and reconnections too.
+ */
+export class Producer {
+  private readonly options: ResolvedOptions
+  private readonly cluster: Cluster
+  private readonly acc: Accumulator
+  private readonly idem: Idempotence
+  private readonly sender: Sender
+  private readonly strategy: PartitionStrategy
+  /** send() calls whose records could not all be queued at once (no room, no metadata yet), in call order. */
+  private readonly waiting: Delivery[] = []
+  private pumping: Promise<void> | undefined
+  private roomWaiter: (() => void) | undefined
+  private closing: Promise<void> | undefined
+  private aborted: Error | undefined
+  // Set by appendFrom when it stops: what it waits for.
+  private stopTopic = ''
+  private stopPartition = -1
+  private stopSize = 0
+
+  constructor(options: ProducerOptions) {
+    this.options = resolveOptions(options)
+    const asyncCodec = probeCodec(this.options.compression)
+    this.strategy = strategyFor(options.partitioner)
+    // Java's producer asks for topics to be auto-created where the broker allows it.
+    this.cluster = new Cluster({ ...options, allowAutoTopicCreation: options.allowAutoTopicCreation ?? true })
+    this.acc = new Accumulator(this.options.batchBytes, this.options.bufferMemory, () => this.sender.wake())
+    this.acc.onRoom = () => {
+      const w = this.roomWaiter
+      this.roomWaiter = undefined
+      w?.()
+    }
+    this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake())
+    this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec)
+  }
+
+  /** Fetches cluster metadata now; optional, send() connects on first use. */
+  async connect(): Promise<void> {
+    await this.cluster.connect()
+  }
+
+  /**
+   * Queues records and resolves once each is acknowledged. One record: its metadata, or the
+   * typed error it failed with. An array: all metadata in order, or a SendError (after every
+   * record settled) holding each record's error or metadata.
+   */
+  send(record: ProducerRecord): Promise<RecordMetadata>
+  send(records: readonly ProducerRecord[]): Promise<RecordMetadata[]>
+  send(input: ProducerRecord | readonly ProducerRecord[]): Promise<RecordMetadata | RecordMetadata[]> {
+    if (this.closing !== undefined) return Promise.reject(new ClientClosedError('producer'))
+    const fatal = this.idem.fatalError
+    if (fatal !== undefined) return Promise.reject(fatal)
+    const single = !Array.isArray(input)
+    if (single && (input === null || typeof input !== 'object')) return Promise.reject(new SerializationError(`send() takes a record or an array of records, got ${input === null ? 'null' : typeof input}`))
+    const records = single ? [input as ProducerRecord] : (input as readonly ProducerRecord[])
+    if (records.length === 0) return Promise.resolve([])
+    const d = new Delivery(records, single)
+    if (this.waiting.length === 0 && this.appendFrom(d) === DONE) return d.promise
+    this.waiting.push(d)
+    if (this.pumping === undefined) {
+      this.pumping = this.pump().finally(() => {
+        this.pumping = undefined
+      })
+    }
+    return d.promise
+  }
+
+  /** Sends everything queued so far without waiting for lingerMs, and resolves when all of it has completed. */
+  async flush(): Promise<void> {
+    this.sender.beginFlush()
+    try {
+      while (this.pumping !== undefined) await this.pumping
+      await new Promise<void>((resolve) => {
+        const waiter: FlushWaiter = { remaining: 0, resolve }
+        waiter.remaining = this.acc.watch(waiter)
+        if (waiter.remaining === 0) resolve()
+      })
+    } finally {
+      this.sender.endFlush()
+    }
+  }
+
+  /**
+   * Refuses new records, sends and awaits everything queued, then closes the connections. With
+   * `timeoutMs`, records still unfinished by then fail with ClientClosedError.
+   */
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.timeoutMs ?? Infinity)
+    return this.closing
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    const flushed = this.flush()
+    if (timeoutMs === Infinity) {
+      await flushed
+    } else {
+      let timer: NodeJS.Timeout | undefined
+      const expired = await Promise.race([
+        flushed.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs)
+        }),
+      ])
+      clearTimeout(timer)
+      if (expired) {
+        const err = new ClientClosedError('producer')
+        this.aborted = err
+        for (const d of this.waiting.splice(0)) d.failRest(err)
+        this.roomWaiter?.()
+        this.sender.failAll(err)
+      }
+    }
+    this.sender.stop()
+    this.idem.stop()
+    await this.cluster.close()
+  }
+
+  // --- queueing ----------------------------------------------------------------------------
+
+  /**
+   * Queues the delivery's records from `d.next` on, synchronously, until one needs what is not
+   * here yet: metadata for its topic, or buffer room. Records that cannot be sent at all fail
+   * one by one, with the reason.
+   */
+  private appendFrom(d: Delivery): Stop {
+    const { records } = d
+    const n = records.length
+    const { maxRequestBytes, bufferMemory } = this.options
+    const meta = this.cluster.metadata
+    const acc = this.acc
+    const now = performance.now()
+    const wallClock = Date.now()
+    let topic: string | undefined
+    let t: TopicQueues | undefined
+    let count = 0
+    for (let i = d.next; i < n; i++) {
+      const r = records[i]!
+      if (r === null || typeof r !== 'object') {
+        d.fail(i, new SerializationError(`record ${i} is not an object`))
+        continue
+      }
+      if (r.topic !== topic || t === undefined) {
+        if (typeof r.topic !== 'string' || r.topic === '') {
+          d.fail(i, new SerializationError(`record ${i} has no topic`))
+          continue
+        }
+        const failed = d.topicErrors?.get(r.topic)
+        if (failed !== undefined) {
+          d.fail(i, failed)
+          continue
+        }
+        count = meta.partitionCount(r.topic)
+        if (count <= 0) return this.stopAt(d, i, NEED_METADATA, r.topic, -1)
+        topic = r.topic
+        t = acc.topic(topic)
+        t.sync(meta, count)
+      }
+      let size: number
+      let stamp: number
+      try {
+        size = recordSize(r)
+        stamp = explicitTimestamp(r.timestamp)
+      } catch (e) {
+        d.fail(i, e as Error)
+        continue
+      }
+      if (size + RECORD_BATCH_OVERHEAD > maxRequestBytes) {
+        d.fail(i, new RecordTooLargeError(topic, size + RECORD_BATCH_OVERHEAD, maxRequestBytes, 'maxRequestBytes'))
+        continue
+      }
+      if (size > bufferMemory) {
+        d.fail(i, new RecordTooLargeError(topic, size, bufferMemory, 'bufferMemory'))
+        continue
+      }
+      if (!acc.hasRoom(size)) return this.stopAt(d, i, NEED_ROOM, topic, size)
+      let partition: number
+      let sticky = false
+      const given = r.partition
+      if (given !== undefined && given !== null) {
+        if (!Number.isInteger(given) || given < 0) {
+          d.fail(i, new InvalidPartitionError(topic, given, count, 'record'))
+          continue
+        }
+        // A partition beyond the count may be one the metadata does not show yet.
+        if (given >= count) return this.stopAt(d, i, NEED_METADATA, topic, given)
+        partition = given
+      } else {
+        try {
+          partition = this.strategy(r, t)
+        } catch (e) {
+          d.fail(i, e instanceof Error ? e : new Error(String(e)))
+          continue
+        }
+        if (partition === STICKY) {
+          partition = acc.stickyPartition(t, size)
+          sticky = true
+        } else if (!Number.isInteger(partition) || partition < 0 || partition >= count) {
+          d.fail(i, new InvalidPartitionError(topic, partition, count, 'partitioner'))
+          continue
+        }
+      }
+      const assigned = stamp < 0
+      const batch = acc.append(t, partition, r, assigned ? wallClock : stamp, assigned, size, d, i, now)
+      if (sticky) t.stickyBatch = batch
+    }
+    d.next = n
+    return DONE
+  }
+
+  private stopAt(d: Delivery, i: number, why: Stop, topic: string, arg: number): Stop {
+    d.next = i
+    this.stopTopic = topic
+    if (why === NEED_ROOM) this.stopSize = arg
+    else this.stopPartition = arg
+    return why
+  }
+
+  /** Works through waiting send() calls in order, waiting for metadata or room as they need. */
+  private async pump(): Promise<void> {
+    {
+      while (this.waiting.length > 0 && this.aborted === undefined) {
+        const d = this.waiting[0]!
+        const stop = this.appendFrom(d)
+        if (stop === DONE) {
+          this.waiting.shift()
+          continue
+        }
+        if (stop === NEED_METADATA) {
+          const topic = this.stopTopic
+          const partition = this.stopPartition
+          try {
+            await this.waitForMetadata(topic, partition)
+          } catch (e) {
+            const err = e instanceof Error ? e : new Error(String(e))
+            if (partition >= 0 && err instanceof InvalidPartitionError) d.fail(d.next++, err)
+            else (d.topicErrors ??= new Map()).set(topic, err)
+          }
+          continue
+        }
+        if (!(await this.waitForRoom(this.stopSize))) {
+          this.waiting.shift()
+          d.failRest(this.aborted ?? new BufferExhaustedError(this.options.bufferMemory, this.options.maxBlockMs))
+        }
+      }
+    }
+  }
+
+  private async waitForRoom(size: number): Promise<boolean> {
+    const deadline = performance.now() + this.options.maxBlockMs
+    this.acc.waitingForRoom = true
+    // Every batch counts as ready while a send waits for room; let the sender see that now.
+    this.sender.wake()
+    try {
+      while (!this.acc.hasRoom(size)) {
+        const left = deadline - performance.now()
+        if (left <= 0 || this.aborted !== undefined) return false
+        let timer: NodeJS.Timeout | undefined
+        await new Promise<void>((resolve) => {
+          this.roomWaiter = resolve
+          timer = setTimeout(resolve, left)
+        })
+        clearTimeout(timer)
+        this.roomWaiter = undefined
+      }
+      return true
+    } finally {
+      this.acc.waitingForRoom = false
+    }
+  }
+
+  /**
+   * Waits until the metadata knows the topic (and `partition`, when >= 0), up to maxBlockMs.
+   * The first request adds the topic to the cluster's tracked set; authorization and invalid
+   * names fail at once, a topic that does not exist (yet) after maxBlockMs.
+   */
+  private async waitForMetadata(topic: string, partition: number): Promise<void> {
+    const { maxBlockMs } = this.options
+    const deadline = performance.now() + maxBlockMs
+    const cluster = this.cluster
+    let code: number | undefined
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (attempt === 0) {
+          await cluster.refreshMetadata([topic])
+        } else {
+          const f = await cluster.fetchMetadata([topic], { timeoutMs: Math.max(1, deadline - performance.now()) })
+          code = f.topicErrors.get(topic)
+        }
+      } catch (e) {
+        if (!isRetriable(e) || performance.now() >= deadline) throw e
+      }
+      if (this.aborted !== undefined) throw this.aborted
+      const count = cluster.metadata.partitionCount(topic)
+      if (count > 0 && count > partition) return
+      if (code !== undefined && !isRetriableCode(code)) throw new ProtocolError(code, { api: 'Metadata', topic })
+      const delay = cluster.retryBackoff.delay(attempt)
+      if (performance.now() + delay >= deadline) {
+        if (count > 0) throw new InvalidPartitionError(topic, partition, count, 'record')
+        throw new ProtocolError(code ?? ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, {
+          api: 'Metadata',
+          topic,
+          message: `topic ${topic} not present in metadata after maxBlockMs (${maxBlockMs} ms)`,
+        })
+      }
+      await sleep(delay)
+    }
+  }
+}

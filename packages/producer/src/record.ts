@@ -1,0 +1,118 @@
+import type { HeaderInput } from '@tidelog/protocol'
+import { SerializationError } from './errors.js'
+
+/** Keys, values and header values: strings are written as UTF-8. */
+export type Bytes = string | Uint8Array
+
+export interface ProducerRecord {
+  topic: string
+  /** Records with a key go to the key's partition (murmur2, as the Java client); null or absent: no key. */
+  key?: Bytes | null
+  /** null is a tombstone on compacted topics. */
+  value: Bytes | null
+  /** `{ name: value }` (an array value repeats the header) or `[{ key, value }]`. */
+  headers?: HeaderInput
+  /** Overrides the partitioner. */
+  partition?: number
+  /** CreateTime in ms since the epoch; default: when send() was called. */
+  timestamp?: number | bigint | Date
+}
+
+/** Where a record was written. */
+export interface RecordMetadata {
+  topic: string
+  partition: number
+  /**
+   * The record's offset; -1n when it is not known: with acks=0, and for a retry the broker
+   * recognised as already written but no longer remembers the offset of
+   * (DUPLICATE_SEQUENCE_NUMBER).
+   */
+  offset: bigint
+  /** The record's timestamp (CreateTime), or the broker's LogAppendTime on topics configured so. */
+  timestamp: number
+}
+
+// A record's framing besides key, value and headers: its length varint, attributes, the
+// timestamp and offset deltas. Each varint is 1-3 bytes for any batch we build; this is the
+// typical total, used only to fill batches and account memory, never to encode.
+const RECORD_FRAMING = 7
+
+function varintSize(n: number): number {
+  // zigzag of a non-negative length is 2n
+  const z = n * 2
+  return z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5
+}
+
+function bytesSize(v: unknown, what: string): number {
+  if (typeof v === 'string') {
+    // ASCII strings (the common case) are their length; Buffer.byteLength only when needed.
+    const n = v.length < 64 ? utf8Length(v) : Buffer.byteLength(v, 'utf8')
+    return varintSize(n) + n
+  }
+  if (v instanceof Uint8Array) return varintSize(v.length) + v.length
+  if (v === null || v === undefined) return 1
+  throw new SerializationError(`${what} must be a string, Uint8Array or null, got ${typeof v}`)
+}
+
+function utf8Length(s: string): number {
+  const n = s.length
+  for (let i = 0; i < n; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.byteLength(s, 'utf8')
+  return n
+}
+
+function headerValueSize(v: unknown, key: string): number {
+  return bytesSize(v, `header ${JSON.stringify(key)}`)
+}
+
+function headersSize(h: unknown): number {
+  if (h === undefined || h === null) return 1
+  if (typeof h !== 'object') throw new SerializationError(`headers must be an object or an array, got ${typeof h}`)
+  let count = 0
+  let size = 0
+  if (Array.isArray(h)) {
+    for (const e of h as unknown[]) {
+      const key = (e as { key?: unknown } | null)?.key
+      if (typeof key !== 'string') throw new SerializationError('header keys must be strings')
+      size += bytesSize(key, 'header key') + headerValueSize((e as { value?: unknown }).value ?? null, key)
+      count++
+    }
+  } else {
+    for (const key in h as Record<string, unknown>) {
+      if (!Object.prototype.hasOwnProperty.call(h, key)) continue
+      const v = (h as Record<string, unknown>)[key]
+      if (v === undefined) continue
+      const ks = bytesSize(key, 'header key')
+      if (Array.isArray(v)) {
+        for (const x of v) {
+          size += ks + headerValueSize(x, key)
+          count++
+        }
+      } else {
+        size += ks + headerValueSize(v, key)
+        count++
+      }
+    }
+  }
+  return varintSize(count) + size
+}
+
+/**
+ * The record's size as written (to within a few bytes of framing), checking on the way that
+ * every part has a type the encoder can write: a bad record must fail alone, at send(), not
+ * take its batch down when the batch is encoded.
+ */
+export function recordSize(r: ProducerRecord): number {
+  return RECORD_FRAMING + bytesSize(r.key, 'key') + bytesSize(r.value, 'value') + headersSize(r.headers)
+}
+
+/** The record's explicit timestamp in ms, or -1 when it has none; throws on a bad one. */
+export function explicitTimestamp(t: ProducerRecord['timestamp']): number {
+  if (t === undefined || t === null) return -1
+  let ms: number
+  if (typeof t === 'number') ms = t
+  else if (typeof t === 'bigint') ms = Number(t)
+  else if (t instanceof Date) ms = t.getTime()
+  else throw new SerializationError(`timestamp must be a number, bigint or Date, got ${typeof t}`)
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new SerializationError(`timestamp ${String(t)} is not a non-negative integer of milliseconds`)
+  return ms
+}
