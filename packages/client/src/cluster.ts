@@ -4,6 +4,7 @@ import {
   FindCoordinator,
   Metadata,
   ProtocolError,
+  type ApiDefinition,
   type FindCoordinatorResponse,
   type MetadataRequest,
   type MetadataResponse,
@@ -18,7 +19,6 @@ import { parseBrokerList, type ClientOptions } from './options.js'
 import { DEFAULT_RETRY_BACKOFF_MAX_MS, DEFAULT_RETRY_BACKOFF_MS, Deadline, retry } from './retry.js'
 import { createSaslMechanism } from './sasl/index.js'
 import type { SaslMechanism } from './sasl/types.js'
-import type { ApiDefinition } from '@tidelog/protocol'
 
 /** Java's metadata.max.age.ms default. */
 export const DEFAULT_METADATA_MAX_AGE_MS = 5 * 60_000
