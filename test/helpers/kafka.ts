@@ -78,6 +78,7 @@ const LOG4J = `rootLogger.level=WARN
 rootLogger.appenderRef.stdout.ref=STDOUT
 appender.stdout.type=Console
 appender.stdout.name=STDOUT
+appender.stdout.target=SYSTEM_ERR
 appender.stdout.layout.type=PatternLayout
 appender.stdout.layout.pattern=[%d] %p %m (%c)%n
 `
@@ -189,6 +190,28 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       return child
     },
   }
+}
+
+const TOOL_LOG4J = join(tmpdir(), 'tidelog-tools-log4j2.properties')
+
+/**
+ * Runs one of Kafka's Java main classes (the console tools, ProducerPerformance,
+ * TopicCommand, ...) from the jars of `version`, e.g. against the tidelog broker.
+ */
+export async function javaTool(
+  mainClass: string,
+  args: string[],
+  opts: { version?: string; timeoutMs?: number; input?: string } = {},
+): Promise<{ stdout: string; stderr: string }> {
+  const libs = await fetchKafka(opts.version ?? KAFKA_VERSIONS.latest)
+  if (!existsSync(TOOL_LOG4J)) writeFileSync(TOOL_LOG4J, LOG4J)
+  const child = run(
+    javaBin(),
+    ['-Xms128m', '-Xmx512m', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${TOOL_LOG4J}`, '-cp', `${libs}/*`, mainClass, ...args],
+    { timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+  )
+  if (opts.input !== undefined) child.child.stdin?.end(opts.input)
+  return child
 }
 
 /**
