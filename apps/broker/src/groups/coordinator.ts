@@ -733,7 +733,8 @@ export class GroupCoordinator {
       this.scheduleHeartbeat(group, member, member.sessionTimeoutMs)
     }
     const now = Date.now()
-    const expireTimestamp = req.retentionTimeMs === -1n ? -1 : now + Number(req.retentionTimeMs)
+    // v2-4's explicit retention; clamped, since any int64 may arrive.
+    const expireTimestamp = req.retentionTimeMs === -1n ? -1 : Math.max(0, Math.min(now + Number(req.retentionTimeMs), Number.MAX_SAFE_INTEGER))
     const codes: number[] = []
     const commits = []
     for (const o of req.offsets) {
