@@ -484,7 +484,11 @@ export class Consumer extends EventEmitter {
       topics: () => this.topics,
       owned: () => this.owned(),
       revoke: (partitions, generation) => this.lock.run(() => this.revokeNow(partitions, generation, true, true)),
-      lose: (partitions, generation) => this.lock.run(() => this.loseNow(partitions, generation)),
+      lose: (partitions, generation) => {
+        // A revocation waiting for the application to finish a message must not hold this up.
+        this.delivery.abandon()
+        return this.lock.run(() => this.loseNow(partitions, generation))
+      },
       assign: (partitions, generation) => this.lock.run(() => this.assignNow(partitions, generation)),
       partitionCounts: (topics) => this.partitionCounts(topics),
       pollIdleMs: () => this.pollIdleMs(),
@@ -532,6 +536,13 @@ export class Consumer extends EventEmitter {
     if (states.size === 0) return
     this.fetcher.purge()
     if (waitForAck && this.closing === undefined) await this.delivery.waitForAck(states)
+    const m = this.coordinator?.membership
+    if (m !== undefined && generation.generationId >= 0 && m.generationId !== generation.generationId) {
+      // The generation ended while the application finished its message (poll timeout, session
+      // expiry): the partitions are lost, not revoked, and nothing may be committed for them.
+      await this.loseNow(partitions, generation)
+      return
+    }
     const list = sortPartitions([...states].map((s) => s.toJSON()))
     await this.callListener('onPartitionsRevoked', list, generation)
     if (commit && this.options.autoCommit && this.committer !== undefined) {
