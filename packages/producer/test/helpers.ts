@@ -89,6 +89,8 @@ export interface CuttableProxy {
   readonly accepted: number
   /** Destroys every connection now (both sides), as a network failure would. */
   cut(): number
+  /** Stops (true) or resumes (false) forwarding the client's bytes, as a stalled network would. */
+  stall(on: boolean): void
   close(): Promise<void>
 }
 
@@ -100,6 +102,7 @@ export interface CuttableProxy {
 export async function startCuttableProxy(target: () => { host: string; port: number }, listenPort = 0): Promise<CuttableProxy> {
   const pairs = new Set<[Socket, Socket]>()
   let accepted = 0
+  let stalled = false
   const server: Server = createServer((client) => {
     accepted++
     const { host, port } = target()
@@ -108,7 +111,8 @@ export async function startCuttableProxy(target: () => { host: string; port: num
     pairs.add(pair)
     client.setNoDelay(true)
     upstream.setNoDelay(true)
-    client.pipe(upstream)
+    if (!stalled) client.pipe(upstream)
+    else client.pause()
     upstream.pipe(client)
     const end = () => {
       client.destroy()
@@ -138,6 +142,19 @@ export async function startCuttableProxy(target: () => { host: string; port: num
       pairs.clear()
       return n
     },
+    stall(on) {
+      if (on === stalled) return
+      stalled = on
+      for (const [client, upstream] of pairs) {
+        if (on) {
+          client.unpipe(upstream)
+          client.pause()
+        } else {
+          client.pipe(upstream)
+          client.resume()
+        }
+      }
+    },
     async close() {
       for (const [a, b] of pairs) {
         a.destroy()
@@ -158,4 +175,70 @@ export async function freePort(): Promise<number> {
       s.close(() => resolve(port))
     })
   })
+}
+
+/** 10,000 distinct keys: ASCII, Latin-1, Cyrillic, CJK, emoji (4-byte UTF-8), lengths 0-40. */
+export function randomKeys(count = 10_000, seed = 0x2545f491): string[] {
+  const alphabet = ['a', 'Z', '9', '-', ' ', 'é', 'ß', 'Ж', 'щ', '中', '文', '🙂', '🚀', 'ø', '\u0000', '_']
+  let s = seed
+  const rnd = () => {
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
+    return (s >>> 0) / 2 ** 32
+  }
+  const out = new Set<string>()
+  while (out.size < count) {
+    const len = Math.floor(rnd() * 41)
+    let k = ''
+    for (let i = 0; i < len; i++) k += alphabet[Math.floor(rnd() * alphabet.length)]
+    out.add(k)
+  }
+  return [...out]
+}
+
+/**
+ * Reads every partition from offset 0 until `expected` records were read, keeping only each
+ * record's value parsed as an integer (light enough for a million records), per partition in
+ * offset order.
+ */
+export async function readValues(host: string, port: number, topic: string, partitions: number, expected: number, timeoutMs = 120_000): Promise<number[][]> {
+  const client = await RawClient.connect(host, port)
+  const out: number[][] = Array.from({ length: partitions }, () => [])
+  const offsets = new Array<bigint>(partitions).fill(0n)
+  const deadline = Date.now() + timeoutMs
+  let total = 0
+  try {
+    while (total < expected && Date.now() < deadline) {
+      const { body } = await client.request(1, 11, {
+        replicaId: -1,
+        maxWaitMs: 100,
+        minBytes: 1,
+        maxBytes: 64 * 1024 * 1024,
+        isolationLevel: 0,
+        sessionId: 0,
+        sessionEpoch: -1,
+        topics: [{ topic, partitions: offsets.map((fetchOffset, partition) => ({ partition, currentLeaderEpoch: -1, fetchOffset, logStartOffset: -1n, partitionMaxBytes: 8 * 1024 * 1024 })) }],
+        forgottenTopicsData: [],
+        rackId: '',
+      })
+      for (const t of body.responses) {
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0) throw new Error(`fetch ${topic}-${p.partitionIndex}: error ${p.errorCode}`)
+          if (p.records === null || p.records.length === 0) continue
+          for (const batch of await decodeRecordBatchesAsync(p.records)) {
+            for (const r of batch as Iterable<Record>) {
+              if (r.offset < offsets[p.partitionIndex]!) continue
+              out[p.partitionIndex]!.push(Number(r.value!.toString('latin1')))
+              total++
+            }
+            offsets[p.partitionIndex] = batch.baseOffset + BigInt(batch.lastOffsetDelta) + 1n
+          }
+        }
+      }
+    }
+  } finally {
+    client.close()
+  }
+  return out
 }
