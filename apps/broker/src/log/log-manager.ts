@@ -110,10 +110,8 @@ export class LogManager {
         log.onAppend = mgr.onAppend
         mgr.logs.set(name, log)
       }
-      logger.info(
-        `loaded ${mgr.logs.size} partition(s) from ${dataDir} in ${Date.now() - started} ms` +
-          (clean ? ' (clean shutdown)' : `; re-read ${recovered} segment(s) after an unclean shutdown`),
-      )
+      const how = clean ? ' (clean shutdown)' : mgr.logs.size > 0 ? `; re-read ${recovered} segment(s) after an unclean shutdown` : ''
+      logger.info(`loaded ${mgr.logs.size} partition(s) from ${dataDir} in ${Date.now() - started} ms${how}`)
       if (clean) {
         unlinkSync(marker)
         fsyncDirSync(dataDir)
