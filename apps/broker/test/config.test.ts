@@ -207,3 +207,14 @@ describe('tidelog-broker process', () => {
     }
   })
 })
+
+describe('README', () => {
+  it('documents every option with its environment variable', async () => {
+    const { readFileSync } = await import('node:fs')
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8')
+    for (const o of OPTIONS) {
+      expect(readme).toContain(`\`--${o.flag}\``)
+      expect(readme).toContain(`\`${o.env}\``)
+    }
+  })
+})
