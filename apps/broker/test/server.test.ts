@@ -184,12 +184,25 @@ describe('Produce', () => {
     expect(c.isClosed).toBe(true)
   })
 
-  it('stamps LogAppendTime topics and fsyncs before acknowledging with flush-messages=1', async () => {
+  it('stamps LogAppendTime topics (and acknowledges under flush-messages=1)', async () => {
     const b = await start({ flushMessages: 1 })
     const c = await connect(b)
-    await createTopic(c, 't')
-    const r = await c.request(ApiKeys.Produce, 9, produce('t', makeBatch(2)))
-    expect(r.responses[0].partitionResponses[0].errorCode).toBe(0)
+    const created = await c.request(ApiKeys.CreateTopics, 7, {
+      topics: [{ name: 'lat', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [{ name: 'message.timestamp.type', value: 'LogAppendTime' }] }],
+      timeoutMs: 1000,
+      validateOnly: false,
+    })
+    expect(created.topics[0].errorCode).toBe(0)
+    const before = Date.now()
+    const r = await c.request(ApiKeys.Produce, 9, produce('lat', makeBatch(2, { baseTimestamp: 1000 })))
+    const p = r.responses[0].partitionResponses[0]
+    expect(p.errorCode).toBe(0)
+    expect(Number(p.logAppendTimeMs)).toBeGreaterThanOrEqual(before)
+    const f = await c.request(ApiKeys.Fetch, 12, fetchReq('lat', 0n))
+    const [batch] = decodeRecordBatches(f.responses[0].partitions[0].records)
+    expect(batch!.timestampType).toBe(1)
+    expect(batch!.maxTimestamp).toBe(p.logAppendTimeMs)
+    expect([...batch!].map((rec) => rec.timestamp)).toEqual([p.logAppendTimeMs, p.logAppendTimeMs])
   })
 
   it('answers pipelined requests in order', async () => {

@@ -124,6 +124,43 @@ describe('PartitionLog append and read', () => {
   })
 })
 
+describe('PartitionLog flush policy', () => {
+  it('asks for an fsync once flush.messages are unflushed, and a flush moves the recovery point', async () => {
+    const log = openLog(tempDir(), { flushMessages: 3 })
+    log.append(makeBatch(2))
+    expect(log.needsFlush).toBe(false)
+    log.append(makeBatch(1))
+    expect(log.needsFlush).toBe(true)
+    expect(log.recoveryPoint).toBe(0)
+    expect(log.active.dirty).toBe(true)
+    await log.flush()
+    expect(log.needsFlush).toBe(false)
+    expect(log.unflushedMessages).toBe(0)
+    expect(log.recoveryPoint).toBe(3)
+    expect(log.active.dirty).toBe(false)
+    await log.close()
+  })
+
+  it('leaves durability to the page cache by default', () => {
+    const log = openLog(tempDir())
+    for (let i = 0; i < 100; i++) log.append(makeBatch(10))
+    expect(log.needsFlush).toBe(false)
+  })
+
+  it('shares one flush among concurrent callers and runs another for appends made meanwhile', async () => {
+    const log = openLog(tempDir())
+    log.append(makeBatch(1))
+    const a = log.flush()
+    log.append(makeBatch(1))
+    const b = log.flush()
+    const c = log.flush()
+    expect(b).toBe(c)
+    await Promise.all([a, b])
+    expect(log.recoveryPoint).toBe(2)
+    await log.close()
+  })
+})
+
 describe('PartitionLog segments', () => {
   it('rolls by size into 20-digit segment files and reads across them', async () => {
     const dir = tempDir()
