@@ -11,114 +11,36 @@ import {
   joinError,
   syncError,
 } from './group.js'
-import type { OffsetsStore, StoredGroup } from './offsets-store.js'
+import { fromStoredGroup, toStoredGroup } from './group-records.js'
+import type { OffsetsStore } from './offsets-store.js'
+import {
+  CLASSIC_GROUP_TYPE,
+  type CommitRequest,
+  type CoordinatorOptions,
+  DEFAULT_COORDINATOR_OPTIONS,
+  type FetchedOffset,
+  type GroupOverview,
+  type JoinRequest,
+  type LeaveResult,
+  type MemberRef,
+  NEW_MEMBER_JOIN_TIMEOUT_MS,
+  type SyncRequest,
+} from './types.js'
 
-export interface CoordinatorOptions {
-  /** Kafka's group.min.session.timeout.ms (6 s). */
-  minSessionTimeoutMs?: number
-  /** Kafka's group.max.session.timeout.ms (30 min). */
-  maxSessionTimeoutMs?: number
-  /**
-   * Kafka's group.initial.rebalance.delay.ms: how long the first rebalance of
-   * an empty group waits for more members, extended while they keep coming
-   * (up to the rebalance timeout). Kafka defaults to 3 s; a dev broker whose
-   * groups are mostly tests and single processes defaults to 100 ms.
-   */
-  initialRebalanceDelayMs?: number
-  /** Kafka's group.max.size (unlimited). */
-  maxGroupSize?: number
-  /** Kafka's offset.metadata.max.bytes: longer commit metadata gets OFFSET_METADATA_TOO_LARGE. */
-  offsetMetadataMaxBytes?: number
-  /** Kafka's offsets.retention.minutes (7 days), in ms. */
-  offsetsRetentionMs?: number
-  /** Kafka's offsets.retention.check.interval.ms (10 min). */
-  offsetsRetentionCheckIntervalMs?: number
-}
-
-export const DEFAULT_COORDINATOR_OPTIONS: Readonly<Required<CoordinatorOptions>> = Object.freeze({
-  minSessionTimeoutMs: 6000,
-  maxSessionTimeoutMs: 30 * 60 * 1000,
-  initialRebalanceDelayMs: 100,
-  maxGroupSize: Infinity,
-  offsetMetadataMaxBytes: 4096,
-  offsetsRetentionMs: 7 * 24 * 60 * 60 * 1000,
-  offsetsRetentionCheckIntervalMs: 10 * 60 * 1000,
-})
-
-/**
- * A member that joined but was never answered cannot heartbeat, and a client
- * that gave up on its JoinGroup may simply retry with a new one; such members
- * are dropped after this long (Kafka's NewMemberJoinTimeoutMs).
- */
-export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-
-export interface JoinRequest {
-  groupId: string
-  memberId: string
-  groupInstanceId: string | null
-  clientId: string
-  clientHost: string
-  sessionTimeoutMs: number
-  rebalanceTimeoutMs: number
-  protocolType: string
-  protocols: GroupProtocol[]
-  /** JoinGroup v4+: a new dynamic member first gets its id with MEMBER_ID_REQUIRED (KIP-394). */
-  requireKnownMemberId: boolean
-  /** JoinGroup v9+: a rejoining static leader may be told to skip the assignment (KIP-814). */
-  supportSkippingAssignment: boolean
-  reason?: string | null
-}
-
-export interface MemberRef {
-  groupId: string
-  memberId: string
-  groupInstanceId: string | null
-  generationId: number
-}
-
-export interface SyncRequest extends MemberRef {
-  /** Checked against the group from SyncGroup v5 on; null before. */
-  protocolType: string | null
-  protocolName: string | null
-  assignments: readonly { memberId: string; assignment: Uint8Array }[]
-}
-
-export interface LeaveResult {
-  errorCode: number
-  members: { memberId: string; groupInstanceId: string | null; errorCode: number }[]
-}
-
-export interface OffsetToCommit {
-  topic: string
-  partition: number
-  offset: bigint
-  leaderEpoch: number
-  metadata: string | null
-}
-
-export interface CommitRequest extends MemberRef {
-  /** OffsetCommit v2-4's retention_time_ms; -1 keeps the broker's retention. */
-  retentionTimeMs: bigint
-  offsets: readonly OffsetToCommit[]
-}
-
-export interface FetchedOffset {
-  partition: number
-  offset: bigint
-  leaderEpoch: number
-  metadata: string
-  errorCode: number
-}
-
-export interface GroupOverview {
-  groupId: string
-  protocolType: string
-  state: GroupState
-  groupType: string
-}
-
-/** What every group is in this broker: Kafka's classic protocol (KIP-848 groups are not served). */
-export const CLASSIC_GROUP_TYPE = 'classic'
+export {
+  CLASSIC_GROUP_TYPE,
+  DEFAULT_COORDINATOR_OPTIONS,
+  NEW_MEMBER_JOIN_TIMEOUT_MS,
+  type CommitRequest,
+  type CoordinatorOptions,
+  type FetchedOffset,
+  type GroupOverview,
+  type JoinRequest,
+  type LeaveResult,
+  type MemberRef,
+  type OffsetToCommit,
+  type SyncRequest,
+} from './types.js'
 
 /**
  * The classic group coordinator of a single broker, which coordinates every
@@ -927,27 +849,8 @@ export class GroupCoordinator {
 
   // --- persistence and lifecycle -----------------------------------------------------------------
 
-  /** The generation as the store keeps it; `assignments` replaces the members' own (leader's SyncGroup). */
   private storeGroup(group: Group, assignments?: ReadonlyMap<string, Uint8Array>): void {
-    const protocol = group.protocolName
-    const record: StoredGroup = {
-      protocolType: group.protocolType,
-      generationId: group.generationId,
-      protocolName: protocol,
-      leaderId: group.leaderId,
-      stateTimestamp: group.stateTimestamp,
-      members: [...group.members.values()].map((m) => ({
-        memberId: m.memberId,
-        groupInstanceId: m.groupInstanceId,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
-        sessionTimeoutMs: m.sessionTimeoutMs,
-        subscription: protocol === null ? Buffer.alloc(0) : m.metadata(protocol),
-        assignment: assignments?.get(m.memberId) ?? m.assignment,
-      })),
-    }
-    this.offsets.storeGroup(group.groupId, record)
+    this.offsets.storeGroup(group.groupId, toStoredGroup(group, assignments))
   }
 
   private storeGroupQuietly(group: Group): void {
@@ -960,36 +863,18 @@ export class GroupCoordinator {
     }
   }
 
-  /**
-   * Rebuilds the groups from the store: a group with members comes back
-   * Stable in its last generation (their sessions start now), one without
-   * comes back Empty, as Kafka loads __consumer_offsets.
-   */
+  /** Rebuilds the groups from the store; the members of a restored generation start their sessions now. */
   private load(): void {
     const now = Date.now()
     for (const [groupId, stored] of this.offsets.storedGroups()) {
-      const withMembers = stored.members.length > 0 && stored.protocolName !== null && stored.protocolType !== null
-      const group = new Group(groupId, stored.stateTimestamp, withMembers ? GroupState.Stable : GroupState.Empty)
-      group.protocolType = stored.protocolType
-      group.generationId = stored.generationId
-      if (withMembers) {
-        group.protocolName = stored.protocolName
-        for (const s of stored.members) {
-          const m = new GroupMember(s.memberId, s.groupInstanceId, s.clientId, s.clientHost, s.rebalanceTimeoutMs, s.sessionTimeoutMs, stored.protocolType!, [
-            { name: stored.protocolName!, metadata: s.subscription },
-          ])
-          m.assignment = s.assignment
-          group.add(m, null)
-        }
-        if (stored.leaderId !== null && group.has(stored.leaderId)) group.leaderId = stored.leaderId
-        group.subscribedTopics = group.computeSubscribedTopics()
-        for (const m of group.members.values()) {
-          m.heartbeatDeadline = now + m.sessionTimeoutMs
-          this.armMemberTimer(group, m, m.sessionTimeoutMs)
-        }
+      const group = fromStoredGroup(groupId, stored)
+      for (const m of group.members.values()) {
+        m.heartbeatDeadline = now + m.sessionTimeoutMs
+        this.armMemberTimer(group, m, m.sessionTimeoutMs)
       }
       this.groups.set(groupId, group)
     }
+    // Groups known only by their offsets (commits from outside group management) are Empty.
     for (const groupId of this.offsets.groupIds()) {
       if (!this.groups.has(groupId)) this.groups.set(groupId, new Group(groupId, now))
     }
