@@ -76,6 +76,8 @@ export class Chunk {
     private readonly readCommitted: boolean,
     private readonly verifyCrc: boolean,
     private readonly maxDecompressedBytes: number | undefined,
+    /** Shared with the other chunks of the same response (buffer accounting). */
+    readonly share: { chunks: number; bytes: number } = { chunks: 1, bytes: records.length },
   ) {
     this.bytes = records.length
     this.aborted = readCommitted && aborted != null && aborted.length > 0 ? aborted.slice().sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : null

@@ -35,6 +35,12 @@ export interface FetcherHooks {
   onPartitionError(state: PartitionState, error: Error): void
 }
 
+/** The chunks of one response, which share its frame. */
+export interface ResponseShare {
+  chunks: number
+  bytes: number
+}
+
 interface Sent {
   state: PartitionState
   fetchEpoch: number
@@ -49,7 +55,10 @@ interface Sent {
  * data waits in the queue (prefetch), from fetchOffset, the end of what is buffered.
  */
 export class Fetcher {
-  /** Record bytes fetched and not yet fully delivered. */
+  /**
+   * Bytes of fetch responses not yet fully delivered. A response's records are views into its
+   * frame, so the frame lives until its last chunk is delivered: it counts whole until then.
+   */
   bufferedBytes = 0
   /** The largest bufferedBytes seen (for tests and diagnostics). */
   peakBufferedBytes = 0
@@ -108,8 +117,9 @@ export class Fetcher {
 
   /** Returns a chunk's bytes to the budget once it is delivered or dropped. */
   release(c: Chunk): void {
-    this.bufferedBytes -= c.bytes
-    c.state.bufferedBytes -= c.bytes
+    const share = c.share
+    if (--share.chunks > 0) return
+    this.bufferedBytes -= share.bytes
     if (this.bufferedBytes < this.options.maxBufferedBytes) for (const loop of this.loops.values()) loop.room.notify()
   }
 
@@ -172,18 +182,24 @@ export class Fetcher {
 
   /** Called by a loop with a response: queues data, handles per-partition errors. */
   handleResponse(res: FetchResponse, sent: Map<string, Sent>, names: Map<string, string>): void {
+    const share: ResponseShare = { chunks: 0, bytes: 0 }
     for (const t of res.responses) {
       const topic = t.topicId !== undefined && t.topicId !== ZERO_UUID ? names.get(t.topicId) : t.topic
       if (topic === undefined) continue
       for (const p of t.partitions) {
         const entry = sent.get(`${topic}:${p.partitionIndex}`)
         if (entry === undefined) continue
-        this.handlePartition(entry, p)
+        this.handlePartition(entry, p, share)
       }
+    }
+    if (share.chunks > 0) {
+      this.bufferedBytes += share.bytes
+      if (this.bufferedBytes > this.peakBufferedBytes) this.peakBufferedBytes = this.bufferedBytes
+      this.data.notify()
     }
   }
 
-  private handlePartition(entry: Sent, p: FetchResponsePartitionData): void {
+  private handlePartition(entry: Sent, p: FetchResponsePartitionData, share: ResponseShare): void {
     const s = entry.state
     if (!this.assignment.isCurrent(s) || s.fetchEpoch !== entry.fetchEpoch || s.fetchOffset !== entry.fetchOffset) return
     const code = p.errorCode
@@ -205,12 +221,10 @@ export class Fetcher {
       if (next <= entry.fetchOffset) return
       s.fetchOffset = next
       const o = this.options
-      const chunk = new Chunk(s, s.fetchEpoch, next, buf, p.highWatermark, s.lastStableOffset, s.logStartOffset, p.abortedTransactions, o.isolationLevel === 1, o.checkCrcs, o.maxDecompressedBytes)
+      const chunk = new Chunk(s, s.fetchEpoch, next, buf, p.highWatermark, s.lastStableOffset, s.logStartOffset, p.abortedTransactions, o.isolationLevel === 1, o.checkCrcs, o.maxDecompressedBytes, share)
+      share.chunks++
+      share.bytes += chunk.bytes
       this.queue.push(chunk)
-      this.bufferedBytes += chunk.bytes
-      s.bufferedBytes += chunk.bytes
-      if (this.bufferedBytes > this.peakBufferedBytes) this.peakBufferedBytes = this.bufferedBytes
-      this.data.notify()
       return
     }
     if (code === ErrorCodes.OFFSET_OUT_OF_RANGE) {

@@ -40,8 +40,6 @@ export class PartitionState implements TopicPartition {
   highWatermark = -1n
   lastStableOffset = -1n
   logStartOffset = -1n
-  /** Bytes of this partition waiting in the delivery queue. */
-  bufferedBytes = 0
 
   constructor(
     readonly topic: string,
