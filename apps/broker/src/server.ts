@@ -23,6 +23,7 @@ export interface ServerOptions {
 
 interface Slot {
   apiKey: number
+  isFetch: boolean
   version: number
   correlationId: number
   done: boolean
@@ -31,6 +32,12 @@ interface Slot {
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
+const EMPTY_FRAME = Buffer.alloc(0)
+// Fetch responses can be tens of megabytes each: only this many are read per
+// connection at a time (clients send one fetch per broker and wait anyway).
+const MAX_FETCHES_IN_FLIGHT = 2
+// Stop dispatching while this much response data waits in the socket for a peer that is not reading.
+const MAX_BUFFERED_RESPONSE_BYTES = 8 * 1024 * 1024
 
 /**
  * One client connection. Frames are decoded as they arrive and dispatched at
@@ -48,6 +55,12 @@ class Connection {
   /** Close once the queue drains (shutdown, or a failed acks=0 produce). */
   private closing = false
   private readonly maxInFlight: number
+  /** Frames received but not dispatched yet (backpressure), oldest first. */
+  private backlog: Buffer[] = []
+  private backlogHead = 0
+  private fetchesInFlight = 0
+  /** pump() is running: responses completed synchronously inside it must not re-enter it. */
+  private pumping = false
 
   constructor(
     private readonly server: KafkaServer,
@@ -59,7 +72,7 @@ class Connection {
     this.maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.onData(chunk))
-    socket.on('drain', () => this.maybeResume())
+    socket.on('drain', () => this.pump())
     socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
     socket.on('close', () => {
       this.closed = true
@@ -99,13 +112,54 @@ class Connection {
       this.destroy((err as Error).message)
       return
     }
-    for (const frame of frames) {
-      if (this.closed || this.closing) return
-      this.handleFrame(frame)
+    if (frames.length === 0) return
+    if (this.backlogHead === this.backlog.length) {
+      this.backlog = frames
+      this.backlogHead = 0
+    } else {
+      for (const f of frames) this.backlog.push(f)
     }
-    if (this.queue.length >= this.maxInFlight && !this.paused) {
+    this.pump()
+  }
+
+  /**
+   * Dispatches waiting frames in order while the connection has room: fewer
+   * than maxInFlight unanswered requests, at most MAX_FETCHES_IN_FLIGHT
+   * fetches, and a peer that reads its responses. Otherwise reading pauses
+   * until answers go out, so neither requests nor responses pile up in memory.
+   */
+  private pump(): void {
+    if (this.pumping) return
+    this.pumping = true
+    try {
+      while (this.backlogHead < this.backlog.length && !this.closed && !this.closing) {
+        const frame = this.backlog[this.backlogHead]!
+        const isFetch = frame.length >= 2 && frame.readInt16BE(0) === ApiKeys.Fetch
+        if (
+          this.queue.length >= this.maxInFlight ||
+          this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES ||
+          (isFetch && this.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT)
+        ) {
+          break
+        }
+        // Drop our reference at once: the frame may be a view of a large socket chunk.
+        this.backlog[this.backlogHead++] = EMPTY_FRAME
+        this.handleFrame(frame)
+      }
+    } finally {
+      this.pumping = false
+    }
+    if (this.backlogHead === this.backlog.length && this.backlog.length > 0) {
+      this.backlog = []
+      this.backlogHead = 0
+    }
+    const blocked = this.backlogHead < this.backlog.length || this.queue.length >= this.maxInFlight || this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
+    if (blocked && !this.paused && !this.closed) {
       this.paused = true
       this.socket.pause()
+    } else if (!blocked && this.paused && !this.closing && !this.closed) {
+      this.paused = false
+      this.socket.resume()
     }
   }
 
@@ -175,7 +229,9 @@ class Connection {
   }
 
   private enqueue(apiKey: number, version: number, correlationId: number): Slot {
-    const slot: Slot = { apiKey, version, correlationId, done: false, out: null }
+    const isFetch = apiKey === ApiKeys.Fetch
+    if (isFetch) this.fetchesInFlight++
+    const slot: Slot = { apiKey, isFetch, version, correlationId, done: false, out: null }
     this.queue.push(slot)
     return slot
   }
@@ -204,6 +260,7 @@ class Connection {
       }
     }
     slot.done = true
+    if (slot.isFetch) this.fetchesInFlight--
     this.flushQueue()
   }
 
@@ -220,15 +277,7 @@ class Connection {
       this.end()
       return
     }
-    this.maybeResume()
-  }
-
-  private maybeResume(): void {
-    if (!this.paused || this.closing || this.closed) return
-    if (this.queue.length < this.maxInFlight && !this.socket.writableNeedDrain) {
-      this.paused = false
-      this.socket.resume()
-    }
+    this.pump()
   }
 }
 

@@ -133,3 +133,33 @@ describe('hostile input', () => {
     good.close()
   })
 })
+
+describe('backpressure', () => {
+  it('stops reading from a client that does not read its responses, without failing others', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir() })
+    const port = broker.port
+    const good = await RawClient.connect(port)
+    await good.request(ApiKeys.Metadata, 12, { topics: [{ name: 'big', topicId: ZERO_UUID }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false })
+    const big = makeBatch(1, { valueSize: 900_000 })
+    for (let i = 0; i < 4; i++) {
+      await good.request(ApiKeys.Produce, 9, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'big', partitionData: [{ index: 0, records: big }] }] })
+    }
+    // A client that asks for the same ~1 MB again and again and never reads.
+    const greedy = await RawClient.connect(port)
+    greedy.socket.pause()
+    for (let i = 0; i < 2000; i++) {
+      greedy.fireAndForget(ApiKeys.Fetch, 12, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 4 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: 'big', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 4 << 20 }] }],
+        forgottenTopicsData: [], rackId: '',
+      })
+    }
+    await new Promise((r) => setTimeout(r, 1500))
+    // Had it answered all 2000, it would hold ~7 GB; it must have stopped long before.
+    expect(process.memoryUsage().rss).toBeLessThan(2 * 1024 ** 3)
+    const ok = await good.request(ApiKeys.ApiVersions, 2, {})
+    expect(ok.errorCode).toBe(0)
+    greedy.close()
+    good.close()
+  })
+})
