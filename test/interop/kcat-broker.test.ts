@@ -1,13 +1,26 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, startBroker } from '../../src/index.js'
-import { tempDir } from '../helpers/tmp.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type Broker, startBroker } from '@tidelog/broker'
+import { peerUnavailable } from '../helpers/kafka.js'
 
+const dirs: string[] = []
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'tidelog-kcat-'))
+  dirs.push(d)
+  return d
+}
+
+// kcat is Debian's package (test/helpers/install-peers.sh installs it); without it
+// these tests are skipped locally and fail under CI=true.
 function hasKcat(): boolean {
   try {
     execFileSync('kcat', ['-V'], { stdio: 'ignore' })
     return true
-  } catch {
+  } catch (e) {
+    peerUnavailable('kcat', e)
     return false
   }
 }
@@ -33,10 +46,10 @@ let broker: Broker | undefined
 afterEach(async () => {
   await broker?.close()
   broker = undefined
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-// kcat is librdkafka: a second, independent client implementation. test:interop
-// installs it; without it these tests are skipped rather than faked.
+// kcat is librdkafka: a second, independent client implementation.
 describe.skipIf(!hasKcat())('kcat (librdkafka) against the broker', () => {
   it.each(['none', 'snappy', 'gzip', 'lz4', 'zstd'])('round-trips 10,000 keyed records byte for byte with -z %s', async (codec) => {
     broker = await startBroker({ port: 0, dataDir: tempDir() })
