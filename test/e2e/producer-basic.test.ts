@@ -151,6 +151,20 @@ describe('Producer against the tidelog broker', () => {
     expect((await p.send({ topic: 'limited', value: 'small' })).offset).toBe(0n)
   })
 
+  it('splits a batch the broker refuses as too large, keeping order and sequence numbers', async () => {
+    const b = await broker({ maxMessageBytes: 5_000 })
+    const p = producer(b, { lingerMs: 50 })
+    const results = await p.send(Array.from({ length: 100 }, (_, i) => ({ topic: 'split', value: `${i} ${'x'.repeat(200)}` })))
+    expect(results.map((r) => r.offset)).toEqual(Array.from({ length: 100 }, (_, i) => BigInt(i)))
+    const [records] = await readTopic('127.0.0.1', b.port, 'split', 1, 100)
+    expect(records!.map((r) => Number(r.value!.split(' ')[0]))).toEqual(Array.from({ length: 100 }, (_, i) => i))
+    // Idempotent batches: one producer id, sequences following on across the split parts.
+    const seqs = [...new Set(records!.map((r) => r.baseSequence))]
+    expect(seqs[0]).toBe(0)
+    expect(seqs.length).toBeGreaterThanOrEqual(5)
+    expect(new Set(records!.map((r) => r.producerId)).size).toBe(1)
+  })
+
   it('fails records with unwritable keys, values or headers alone', async () => {
     const b = await broker()
     const p = producer(b)

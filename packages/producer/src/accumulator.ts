@@ -204,6 +204,24 @@ export class Accumulator {
     if (list.length === 1) this.pending.add(q)
   }
 
+  /**
+   * Puts the parts of a split batch where it was, at the front of its queue (in sequence order
+   * among batches being retried), handing its memory and flush() waiters on to them.
+   */
+  replaceWithParts(batch: ProducerBatch, parts: ProducerBatch[]): void {
+    const q = batch.queue
+    this.incomplete.delete(batch)
+    batch.state = BatchState.Failed
+    for (const p of parts) this.incomplete.add(p)
+    const waiters = batch.flushWaiters
+    if (waiters !== undefined) {
+      for (const w of waiters) w.remaining += parts.length - 1
+      for (const p of parts) p.flushWaiters = waiters.slice()
+    }
+    for (let i = parts.length - 1; i >= 0; i--) this.reenqueue(q, parts[i]!, parts[i]!.baseSequence >= 0)
+    batch.release()
+  }
+
   /** A batch reached a final state: frees its memory and tells flush() waiters. */
   done(batch: ProducerBatch): void {
     if (!this.incomplete.delete(batch)) return

@@ -7,7 +7,7 @@ import {
 } from '@tidelog/protocol'
 import type { PartitionQueue } from './accumulator.js'
 import type { Delivery } from './delivery.js'
-import type { ProducerRecord } from './record.js'
+import { recordSize, type ProducerRecord } from './record.js'
 
 /**
  * Where a batch is in its life. Open: taking records. Ready: closed and queued, never sent.
@@ -165,6 +165,48 @@ export class ProducerBatch {
   /** encode() for codecs that compress asynchronously. */
   async encodeAsync(compression: CompressionType): Promise<Buffer> {
     return (this.encoded = await encodeRecordBatchAsync(this.input(compression)))
+  }
+
+  /**
+   * Splits the batch into batches of about `limit` bytes (uncompressed, at least one record
+   * each), after the broker refused it as too large (Java's ProducerBatch.split). The parts keep
+   * the records' order, their timestamps, where their results go, and, when the batch held
+   * sequence numbers, consecutive slices of its sequence range under the same producer id and
+   * epoch, so the broker sees no gap.
+   */
+  split(limit: number): ProducerBatch[] {
+    const parts: ProducerBatch[] = []
+    let part: ProducerBatch | undefined
+    const n = this.records.length
+    for (let r = 0; r < this.owners.length; r++) {
+      const from = this.runStart[r]!
+      const to = r + 1 < this.owners.length ? this.runStart[r + 1]! : n
+      for (let i = from; i < to; i++) {
+        const record = this.records[i]!
+        const size = recordSize(record)
+        if (part === undefined || !part.hasRoomFor(size, limit, 1)) {
+          part = new ProducerBatch(this.queue, this.createdAt)
+          part.state = BatchState.Retrying
+          part.attempts = this.attempts
+          part.lastError = this.lastError
+          parts.push(part)
+        }
+        const stamp = this.timestampOf(i)
+        const t = record.timestamp
+        part.add(record, stamp, t === undefined || t === null, size, this.owners[r]!, this.runSlot[r]! + i - from)
+      }
+    }
+    if (this.baseSequence >= 0) {
+      let sequence = this.baseSequence
+      for (const p of parts) {
+        p.producerId = this.producerId
+        p.producerEpoch = this.producerEpoch
+        p.baseSequence = sequence
+        p.sequenceReset = this.sequenceReset
+        sequence = incrementSequence(sequence, p.count)
+      }
+    }
+    return parts
   }
 
   /** Drops what only an unfinished batch needs, once every record has its result. */

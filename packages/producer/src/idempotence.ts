@@ -212,6 +212,12 @@ export class Idempotence {
     batch.baseSequence = -1
   }
 
+  /** A batch was split: its parts hold its sequence range, in its place. */
+  replace(q: PartitionQueue, batch: ProducerBatch, parts: ProducerBatch[]): void {
+    const i = q.inflight.indexOf(batch)
+    if (i >= 0) q.inflight.splice(i, 1, ...parts)
+  }
+
   private remove(q: PartitionQueue, batch: ProducerBatch): void {
     const i = q.inflight.indexOf(batch)
     if (i >= 0) q.inflight.splice(i, 1)

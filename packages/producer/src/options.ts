@@ -27,7 +27,10 @@ export interface ProducerOptions extends ClientOptions {
   bufferMemory?: number
   /** How long send() may wait for buffer room or topic metadata before failing the record. Default 60 s. */
   maxBlockMs?: number
-  /** Produce requests in flight per broker. Default 5 (at most 5 with idempotence). */
+  /**
+   * Produce requests in flight per broker. Default 5 (at most 5 with idempotence). Without
+   * idempotence, a retried batch can then land after a later one, as in Java; 1 keeps order.
+   */
   maxInFlight?: number
   /** A record fails if not acknowledged this long after it was queued, retries included. Default 120 s. */
   deliveryTimeoutMs?: number

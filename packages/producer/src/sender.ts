@@ -259,16 +259,18 @@ export class Sender {
             ),
       ),
     )
-    const tail = (this.nodeTail.get(node) ?? Promise.resolve()).then(async () => {
-      const ok = await encoded
-      const ready = batches.filter((b, i) => ok[i] && b.state === BatchState.InFlight)
-      if (ready.length === 0) {
-        this.release(node)
-        this.wake()
-        return
-      }
-      this.write(node, conn, ready)
-    })
+    const tail = (this.nodeTail.get(node) ?? Promise.resolve())
+      .then(async () => {
+        const ok = await encoded
+        const ready = batches.filter((b, i) => ok[i] && b.state === BatchState.InFlight)
+        if (ready.length === 0) {
+          this.release(node)
+          this.wake()
+          return
+        }
+        this.write(node, conn, ready)
+      })
+      .catch((err: unknown) => this.onRequestError(node, batches, err instanceof Error ? err : new Error(String(err))))
     this.nodeTail.set(node, tail)
     void tail.finally(() => {
       if (this.nodeTail.get(node) === tail) this.nodeTail.delete(node)
@@ -348,6 +350,10 @@ export class Sender {
     }
     const error = new ProtocolError(code, { api: 'Produce', apiKey: Produce.apiKey, topic: b.topic, partition: b.partition, message: p.errorMessage })
     if (code === ErrorCodes.MESSAGE_TOO_LARGE || code === ErrorCodes.RECORD_LIST_TOO_LARGE) {
+      if (b.count > 1 && code === ErrorCodes.MESSAGE_TOO_LARGE) {
+        this.split(b)
+        return
+      }
       const size = b.encoded?.length ?? b.bytes
       this.fail(b, new RecordTooLargeError(b.topic, size, -1, "the broker's limit (the topic's max.message.bytes)", { cause: error }), true)
       return
@@ -366,6 +372,23 @@ export class Sender {
       return
     }
     this.fail(b, retriable ? this.timedOut(b, error) : error, true)
+  }
+
+  /**
+   * The broker refused a batch of several records as too large (its max.message.bytes is
+   * below batchBytes, or compression did worse than estimated): send it again as smaller
+   * batches, as Java does, halving the size limit each time it happens to the same records.
+   */
+  private split(b: ProducerBatch): void {
+    const ratio = b.queue.owner.ratio
+    const observed = b.encoded !== undefined && b.bytes > 0 ? (b.encoded.length - RECORD_BATCH_OVERHEAD) / b.bytes : 1
+    // Java resets the estimate to the big batch's ratio (at least 1) so splits stay rare.
+    ratio.value = Math.max(1, observed)
+    const limit = Math.max(1, Math.min(this.options.batchBytes, Math.floor((b.encoded?.length ?? b.bytes) / 2)))
+    const parts = b.split(limit)
+    this.logger.warn({ topic: b.topic, partition: b.partition, records: b.count, parts: parts.length }, 'batch too large for the broker, splitting')
+    if (this.idem.enabled) this.idem.replace(b.queue, b, parts)
+    this.acc.replaceWithParts(b, parts)
   }
 
   /** A batch whose request got no answer: retried when the error allows, else failed with it. */
