@@ -1,4 +1,5 @@
-import type { Impl } from './stats.js'
+import type { Brokers } from './env/brokers.js'
+import type { Impl, Summary, Timing } from './stats.js'
 
 /** One comparison: the first implementation is tidelog, the others its peers. */
 export interface Scenario {
@@ -9,9 +10,42 @@ export interface Scenario {
   impls: Impl[]
 }
 
-/** A group of scenarios run by name (`npm run bench -- codec`). */
+/** One row of the report: a scenario and each contender's runs. */
+export interface ScenarioResult {
+  id: string
+  title: string
+  unit: string
+  higherIsBetter: boolean
+  results: { [contender: string]: Summary }
+  /**
+   * "a/b": how many times better a did than b (a's rate over b's when higher is better, b's
+   * time or size over a's when lower is), so above 1 always means a won.
+   */
+  ratios: { [pair: string]: number }
+  /** Contenders that could not run here, with the reason. */
+  unavailable?: { [contender: string]: string }
+  notes?: string[]
+}
+
+export interface RunContext {
+  quick: boolean
+  /** Codec-style timing (windows); end-to-end scenarios use `rounds`. */
+  timing: Timing
+  rounds: number
+  brokers: Brokers
+  /** Scenario ids asked for (upper case); undefined runs every scenario of the suite. */
+  only: Set<string> | undefined
+  log(line: string): void
+}
+
+/** A group of scenarios run by name (`npm run bench -- codec`) or by id (`npm run bench -- P1`). */
 export interface Suite {
   name: string
   description: string
-  scenarios: () => Promise<Scenario[]>
+  /** The scenario ids it produces (their prefix before any dot or @). */
+  ids: string[]
+  /** Micro-benchmarks measured in time windows by compare(). */
+  scenarios?: () => Promise<Scenario[]>
+  /** End-to-end scenarios that measure and summarise themselves. */
+  run?: (ctx: RunContext) => Promise<ScenarioResult[]>
 }

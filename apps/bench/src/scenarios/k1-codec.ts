@@ -178,6 +178,7 @@ async function scenarios(): Promise<Scenario[]> {
 
 export const codec: Suite = {
   name: 'codec',
+  ids: ['K1'],
   description: 'record batch encode/decode, CRC32C and murmur2 against kafkajs 2.2.4',
   scenarios,
 }

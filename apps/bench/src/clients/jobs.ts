@@ -1,0 +1,101 @@
+// What a client child process is asked to do, and what it answers. Every Node
+// client runs in a process of its own (see run-child.ts), so no client's heap, JIT
+// state or event-loop backlog can slow down the next one.
+
+export type NodeClient = 'tidelog' | 'kafkajs' | 'platformatic'
+export type Compression = 'none' | 'gzip' | 'snappy'
+
+/** Set explicitly and equal for every client (the Java producer gets the same as properties). */
+export interface ProducerSettings {
+  /** 1 = the leader's write; -1 = all in-sync replicas (one here). */
+  acks: 1 | -1
+  idempotent: boolean
+  compression: Compression
+  lingerMs: number
+  /** Java's batch.size. */
+  batchBytes: number
+  /** Produce requests in flight per connection (Java's max.in.flight.requests.per.connection). */
+  maxInFlight: number
+}
+
+interface JobBase {
+  client: NodeClient
+  bootstrap: string
+  topic: string
+}
+
+/**
+ * Produce `records` records (plus `warmupRecords` first, not timed) as fast as acknowledgements
+ * allow: the records are handed over in chunks of `chunk` with at most `window` chunks awaiting
+ * their acknowledgement, the shape kafkajs and @platformatic/kafka need for throughput (they
+ * have no accumulator: a send() call is a batch).
+ */
+export interface ProduceJob extends JobBase {
+  kind: 'produce'
+  records: number
+  warmupRecords: number
+  chunk: number
+  window: number
+  settings: ProducerSettings
+}
+
+/** Consume `records` records from the beginning of a pre-filled topic, in a new group. */
+export interface ConsumeJob extends JobBase {
+  kind: 'consume'
+  records: number
+  groupId: string
+}
+
+/**
+ * End-to-end latency: one process produces at a fixed `rate` and consumes the same topic; each
+ * record's latency runs from the moment it was due to be sent (so a stalled sender counts
+ * against itself, no coordinated omission) to its delivery to the consumer callback.
+ */
+export interface LatencyJob extends JobBase {
+  kind: 'latency'
+  rate: number
+  seconds: number
+  warmupSeconds: number
+  groupId: string
+  settings: ProducerSettings
+}
+
+/** One record at a time: send, wait until the consumer has it, repeat (Java's EndToEndLatency). */
+export interface RoundTripJob extends JobBase {
+  kind: 'roundtrip'
+  records: number
+  warmupRecords: number
+  groupId: string
+  settings: ProducerSettings
+}
+
+export type Job = ProduceJob | ConsumeJob | LatencyJob | RoundTripJob
+
+export interface ProduceResult {
+  records: number
+  bytes: number
+  ms: number
+}
+
+export interface ConsumeResult {
+  records: number
+  /** First record to the last; joining the group and the first fetch are not in it. */
+  ms: number
+  /** From the consumer's creation to the last record. */
+  totalMs: number
+}
+
+export interface LatencyResult {
+  samples: number
+  lost: number
+  p50: number
+  p99: number
+  p999: number
+  max: number
+}
+
+export type JobResult = ProduceResult | ConsumeResult | LatencyResult
+
+/** 10-byte keys, 100-byte values, as the issue fixes them. */
+export const KEY_BYTES = 10
+export const VALUE_BYTES = 100

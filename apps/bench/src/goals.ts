@@ -1,0 +1,52 @@
+// The issue's goals, checked against the rows of one run. A goal whose rows are
+// missing (scenario not run, contender unavailable) says so instead of passing.
+import type { ScenarioResult } from './types.js'
+
+export interface GoalCheck {
+  goal: string
+  /** Every measured ratio the goal covers, "row: ratio". */
+  measured: string[]
+  met: boolean | 'not measured'
+}
+
+function ratiosOf(rows: ScenarioResult[], idPattern: RegExp, pair: string): Array<[string, number]> {
+  const out: Array<[string, number]> = []
+  for (const r of rows) {
+    if (!idPattern.test(r.id)) continue
+    const v = r.ratios[pair]
+    if (v !== undefined) out.push([r.id, v])
+  }
+  return out
+}
+
+function check(goal: string, found: Array<[string, number]>, threshold: number): GoalCheck {
+  return {
+    goal,
+    measured: found.map(([id, v]) => `${id}: ${v}x`),
+    met: found.length === 0 ? 'not measured' : found.every(([, v]) => v >= threshold),
+  }
+}
+
+export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
+  const clientRows = /^(P\d(\.\w+)?|C1)@/
+  const goals: GoalCheck[] = [
+    check('tidelog producer and consumer >= 5x kafkajs', ratiosOf(rows, clientRows, 'tidelog/kafkajs'), 5),
+    check('tidelog producer and consumer >= 2x @platformatic/kafka', ratiosOf(rows, clientRows, 'tidelog/platformatic'), 2),
+    check('tidelog producer and consumer >= 1x the Java client', ratiosOf(rows, clientRows, 'tidelog/java'), 1),
+    check('tidelog broker >= 1x Apache Kafka throughput with the Java client', ratiosOf(rows, /^(P\d(\.\w+)?|C1)\.brokers\(java\)$/, 'tidelog-broker/kafka'), 1),
+    check('tidelog broker p99 latency no worse than Apache Kafka', [
+      ...ratiosOf(rows, /^L1\.p99\.brokers\(tidelog\)$/, 'tidelog-broker/kafka'),
+      ...ratiosOf(rows, /^L2\.p99\.brokers\(java\)$/, 'tidelog-broker/kafka'),
+    ], 1),
+    check('tidelog broker cold start <= 1/20 of Apache Kafka', ratiosOf(rows, /^S1$/, 'tidelog-broker/kafka'), 20),
+    check('tidelog broker RSS <= 1/5 of Apache Kafka', ratiosOf(rows, /^M1\./, 'tidelog-broker/kafka'), 5),
+  ]
+  const ingest = rows.find((r) => r.id === 'X1.ingest')
+  const frac = ingest === undefined ? undefined : Object.values(ingest.ratios)[0]
+  goals.push({
+    goal: 'tidelog broker ingest >= 50% of the smaller physical limit',
+    measured: frac === undefined ? [] : [`X1.ingest: ${(frac * 100).toFixed(1)}%`],
+    met: frac === undefined ? 'not measured' : frac >= 0.5,
+  })
+  return goals
+}

@@ -1,0 +1,32 @@
+import { consume, latency, produce } from './scenarios/clients.js'
+import { memory, startup } from './scenarios/brokers.js'
+import { codec } from './scenarios/k1-codec.js'
+import { limits } from './scenarios/limits.js'
+import type { Suite } from './types.js'
+
+/** Every suite, in the order a full run takes them: brokers are measured idle before any load. */
+export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency]
+
+export interface Selection {
+  suite: Suite
+  only: Set<string> | undefined
+}
+
+/** Names select whole suites ("produce") or scenarios by id ("P1", "k1"). */
+export function select(names: string[], suites: Suite[] = SUITES): Selection[] | string {
+  if (names.length === 0) return suites.map((suite) => ({ suite, only: undefined }))
+  const picked = new Map<Suite, Set<string> | undefined>()
+  for (const raw of names) {
+    const bySuite = suites.find((s) => s.name === raw.toLowerCase())
+    if (bySuite !== undefined) {
+      picked.set(bySuite, undefined)
+      continue
+    }
+    const id = raw.toUpperCase()
+    const byId = suites.find((s) => s.ids.includes(id))
+    if (byId === undefined) return `unknown suite or scenario ${raw}`
+    if (picked.has(byId) && picked.get(byId) === undefined) continue
+    picked.set(byId, new Set([...(picked.get(byId) ?? []), id]))
+  }
+  return suites.filter((s) => picked.has(s)).map((suite) => ({ suite, only: picked.get(suite) }))
+}

@@ -1,0 +1,74 @@
+import type { GoalCheck } from './goals.js'
+import type { Timing } from './stats.js'
+import type { ScenarioResult } from './types.js'
+
+export interface Report {
+  date: string
+  machine: { cpus: number; cpuModel: string; memory: string; node: string }
+  command: string
+  timing: Timing & { mode: 'quick' | 'full'; endToEndRounds: number }
+  scenarios: ScenarioResult[]
+  goals: GoalCheck[]
+}
+
+export const fmt = (n: number) =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)
+
+const cell = (x: { median: number; min: number; max: number }) => `${fmt(x.median)} (${fmt(x.min)}-${fmt(x.max)})`
+
+/** Rows that follow each other with the same contenders share one table. */
+function groups(rows: ScenarioResult[]): Array<{ contenders: string[]; rows: ScenarioResult[] }> {
+  const out: Array<{ contenders: string[]; rows: ScenarioResult[] }> = []
+  for (const r of rows) {
+    const contenders = [...new Set([...Object.keys(r.results), ...Object.keys(r.unavailable ?? {})])]
+    const last = out[out.length - 1]
+    if (last !== undefined && last.contenders.join('\0') === contenders.join('\0')) last.rows.push(r)
+    else out.push({ contenders, rows: [r] })
+  }
+  return out
+}
+
+export function markdown(r: Report): string {
+  const t = r.timing
+  const lines = [
+    `# tidelog benchmark, ${r.date}`,
+    '',
+    `${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}. Command: \`${r.command}\` (${t.mode}).`,
+    '',
+    `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
+      `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
+      `End-to-end: ${t.endToEndRounds} round${t.endToEndRounds === 1 ? '' : 's'}, each client in a fresh process, uncounted warm-up records in every run. ` +
+      `Ratios "a/b" say how many times better a did than b (above 1: a won), whether higher or lower is better.`,
+  ]
+  if (r.goals.length > 0) {
+    lines.push('', '## Goals', '', '| goal | met | measured |', '| --- | --- | --- |')
+    for (const g of r.goals) {
+      const met = g.met === 'not measured' ? 'not measured' : g.met ? 'yes' : 'no'
+      lines.push(`| ${g.goal} | ${met} | ${g.measured.join(', ')} |`)
+    }
+  }
+  lines.push('', '## Results')
+  for (const g of groups(r.scenarios)) {
+    const reasons: string[] = []
+    const notes: string[] = []
+    lines.push('', `| id | scenario | unit | ${g.contenders.join(' | ')} | ratios |`, `| --- | --- | --- | ${g.contenders.map(() => '---:').join(' | ')} | --- |`)
+    for (const s of g.rows) {
+      const cells = g.contenders.map((c) => {
+        const x = s.results[c]
+        if (x !== undefined) return cell(x)
+        const why = s.unavailable?.[c]
+        if (why === undefined) return ''
+        let i = reasons.indexOf(why)
+        if (i < 0) i = reasons.push(why) - 1
+        return `n/a [${i + 1}]`
+      })
+      const ratios = Object.entries(s.ratios).map(([k, v]) => `${k} ${v}x`).join(', ')
+      lines.push(`| ${s.id} | ${s.title} | ${s.unit} | ${cells.join(' | ')} | ${ratios} |`)
+      for (const n of s.notes ?? []) if (!notes.includes(n)) notes.push(n)
+    }
+    if (notes.length > 0 || reasons.length > 0) lines.push('')
+    for (const n of notes) lines.push(`- ${n}`)
+    reasons.forEach((why, i) => lines.push(`- [${i + 1}] ${why}`))
+  }
+  return lines.join('\n') + '\n'
+}

@@ -1,0 +1,301 @@
+// P1-P3 (produce), C1 (consume) and L1-L2 (latency): every client against both
+// brokers. Each scenario is one interleave() over client x broker, so the clients
+// and the brokers all take turns within each round; the rows are then cut per broker
+// (clients compared) and per client (brokers compared).
+import { producerPerformance, consumerPerformance, endToEndLatency } from '../clients/java.js'
+import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerSettings, Job } from '../clients/jobs.js'
+import { runChild } from '../clients/run-child.js'
+import { createTopic, deleteTopic, type BrokerHandle, type BrokerKind } from '../env/brokers.js'
+import { interleave, type Metrics, type Trial, type TrialOutcome } from '../matrix.js'
+import { entryOf, makeRow, type Entry, type RowHead } from '../rows.js'
+import type { RunContext, ScenarioResult, Suite } from '../types.js'
+
+export type Contender = NodeClient | 'java'
+const NODE_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'platformatic']
+export const CONTENDERS: Contender[] = [...NODE_CLIENTS, 'java']
+const BROKERS: BrokerKind[] = ['tidelog', 'kafka']
+const BROKER_NAMES: Record<BrokerKind, string> = { tidelog: 'tidelog-broker', kafka: 'kafka' }
+
+/** Java's producer defaults since 4.0 (KIP-1030: linger 5 ms), set explicitly for everyone. */
+const BASE: ProducerSettings = { acks: 1, idempotent: false, compression: 'none', lingerMs: 5, batchBytes: 16384, maxInFlight: 5 }
+// About batch.size per partition with the 6 partitions (a record is ~120 bytes in a batch).
+const CHUNK = 6 * 136
+const WINDOW = 5
+
+const SETTINGS_NOTE = (s: ProducerSettings) =>
+  `acks=${s.acks === -1 ? 'all' : s.acks}, idempotence ${s.idempotent ? 'on' : 'off'}, compression ${s.compression}, ` +
+  `linger ${s.lingerMs} ms, batch ${s.batchBytes} B, ${s.maxInFlight} in flight` +
+  (s.idempotent ? ' (kafkajs: 1 request in flight and @platformatic/kafka: 1 send() at a time, their limits with idempotence)' : '')
+
+interface Sizes {
+  produce: number
+  produceWarmup: number
+  consume: number
+  latencySeconds: number
+  latencyWarmupSeconds: number
+  roundTrips: number
+  roundTripWarmup: number
+}
+
+function sizes(quick: boolean): Sizes {
+  return quick
+    ? { produce: 20_000, produceWarmup: 5_000, consume: 50_000, latencySeconds: 1, latencyWarmupSeconds: 0.5, roundTrips: 100, roundTripWarmup: 20 }
+    : { produce: 300_000, produceWarmup: 50_000, consume: 1_000_000, latencySeconds: 10, latencyWarmupSeconds: 2, roundTrips: 5000, roundTripWarmup: 500 }
+}
+
+let topicSeq = 0
+const topicName = (prefix: string) => `bench-${prefix}-${process.pid}-${++topicSeq}`
+
+type Cell = { client: Contender; broker: BrokerKind }
+const cellName = (c: Cell) => `${c.client}@${c.broker}`
+
+/**
+ * Runs `measure` for every client on every broker, interleaved. A broker that cannot start
+ * makes all its cells unavailable with that reason.
+ */
+async function matrix(
+  ctx: RunContext,
+  id: string,
+  clients: Contender[],
+  measure: (b: BrokerHandle, client: Contender, round: number) => Promise<Metrics>,
+): Promise<{ outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }> {
+  const up = new Map<BrokerKind, BrokerHandle>()
+  const down = new Map<BrokerKind, string>()
+  for (const k of BROKERS) {
+    const b = await ctx.brokers.tryGet(k)
+    if (typeof b === 'string') down.set(k, b)
+    else up.set(k, b)
+  }
+  const trials: Trial[] = []
+  for (const broker of BROKERS) {
+    const b = up.get(broker)
+    if (b === undefined) continue
+    for (const client of clients) {
+      trials.push({ name: cellName({ client, broker }), run: (round) => measure(b, client, round) })
+    }
+  }
+  const outcomes = await interleave(trials, {
+    rounds: ctx.rounds,
+    onRun: (name, round, m) =>
+      ctx.log(`  ${id} ${name} round ${round + 1}: ${m instanceof Error ? `FAILED ${m.message.split('\n')[0]}` : Object.entries(m).map(([k, v]) => `${k}=${Math.round(v * 100) / 100}`).join(' ')}`),
+  })
+  return { outcomes, down }
+}
+
+function cellEntry(m: { outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }, c: Cell, metric: string, unsupported?: Partial<Record<Contender, string>>): Entry {
+  const why = unsupported?.[c.client]
+  if (why !== undefined) return why
+  const d = m.down.get(c.broker)
+  if (d !== undefined) return d
+  return entryOf(m.outcomes.get(cellName(c)), metric)
+}
+
+/**
+ * One row per broker comparing the clients, plus one row per `brokerClients` entry comparing
+ * the two brokers driven by that client.
+ */
+function rowsOf(
+  m: Awaited<ReturnType<typeof matrix>>,
+  head: RowHead,
+  metric: string,
+  clients: Contender[],
+  brokerClients: Contender[],
+  notes: string[],
+  unsupported?: Partial<Record<Contender, string>>,
+): ScenarioResult[] {
+  const rows: ScenarioResult[] = []
+  for (const broker of BROKERS) {
+    const where = broker === 'tidelog' ? 'the tidelog broker' : 'Apache Kafka'
+    rows.push(
+      makeRow(
+        { ...head, id: `${head.id}@${BROKER_NAMES[broker]}`, title: `${head.title}, on ${where}` },
+        clients.map((c) => [c, cellEntry(m, { client: c, broker }, metric, unsupported)]),
+        undefined,
+        notes,
+      ),
+    )
+  }
+  for (const client of brokerClients) {
+    rows.push(
+      makeRow(
+        { ...head, id: `${head.id}.brokers(${client})`, title: `${head.title}: tidelog broker vs Apache Kafka, both driven by the ${client === 'java' ? 'Java client' : `${client} client`}` },
+        BROKERS.map((b) => [BROKER_NAMES[b], cellEntry(m, { client, broker: b }, metric, unsupported)]),
+      ),
+    )
+  }
+  return rows
+}
+
+const wants = (ctx: RunContext, id: string) => ctx.only === undefined || ctx.only.has(id)
+
+// --- produce ------------------------------------------------------------------------------
+
+const PRODUCE: Array<{ id: string; title: string; settings: ProducerSettings }> = [
+  { id: 'P1', title: 'produce, acks=1', settings: BASE },
+  { id: 'P2', title: 'produce, acks=all + idempotent', settings: { ...BASE, acks: -1, idempotent: true } },
+  { id: 'P3.snappy', title: 'produce, snappy', settings: { ...BASE, compression: 'snappy' } },
+  { id: 'P3.gzip', title: 'produce, gzip', settings: { ...BASE, compression: 'gzip' } },
+]
+
+async function produceOnce(b: BrokerHandle, client: Contender, n: Sizes, s: ProducerSettings, timeoutMs: number): Promise<Metrics> {
+  const topic = topicName('p')
+  await createTopic(b, topic)
+  try {
+    if (client === 'java') return { rate: await producerPerformance(b.bootstrap, topic, n.produce, n.produceWarmup, s) }
+    const job: Job = { kind: 'produce', client, bootstrap: b.bootstrap, topic, records: n.produce, warmupRecords: n.produceWarmup, chunk: CHUNK, window: WINDOW, settings: s }
+    const r = await runChild<ProduceResult>(job, timeoutMs)
+    return { rate: r.records / (r.ms / 1000) }
+  } finally {
+    await deleteTopic(b, topic)
+  }
+}
+
+export const produce: Suite = {
+  name: 'produce',
+  description: 'P1 acks=1, P2 acks=all + idempotent, P3 snappy and gzip: records/s of every client on both brokers',
+  ids: ['P1', 'P2', 'P3'],
+  async run(ctx) {
+    const n = sizes(ctx.quick)
+    const rows: ScenarioResult[] = []
+    for (const p of PRODUCE) {
+      if (!wants(ctx, p.id.split('.')[0]!)) continue
+      ctx.log(`${p.id}: ${p.title}`)
+      const m = await matrix(ctx, p.id, CONTENDERS, (b, client) => produceOnce(b, client, n, p.settings, 300_000))
+      rows.push(
+        ...rowsOf(m, { id: p.id, title: `${p.title}, ${n.produce.toLocaleString('en')} records after ${n.produceWarmup.toLocaleString('en')} uncounted`, unit: 'records/s', higherIsBetter: true }, 'rate', CONTENDERS, ['java', 'tidelog'], [
+          SETTINGS_NOTE(p.settings),
+          `Node clients hand over ${CHUNK} records per send() call with ${WINDOW} calls awaiting acknowledgement; Java's ProducerPerformance sends one record at a time (its keys: random decimal strings below 2^31, 9.5 bytes on average)`,
+        ]),
+      )
+    }
+    return rows
+  },
+}
+
+// --- consume ------------------------------------------------------------------------------
+
+export const consume: Suite = {
+  name: 'consume',
+  description: 'C1: read a 1 M-record topic from the beginning (records/s) with every client on both brokers',
+  ids: ['C1'],
+  async run(ctx) {
+    const n = sizes(ctx.quick)
+    const filled = new Map<BrokerKind, string>()
+    const fill = async (b: BrokerHandle): Promise<string> => {
+      let topic = filled.get(b.kind)
+      if (topic !== undefined) return topic
+      topic = topicName('c')
+      await createTopic(b, topic)
+      ctx.log(`  C1 filling ${topic} on ${b.label} with ${n.consume.toLocaleString('en')} records (tidelog producer)`)
+      await runChild<ProduceResult>(
+        { kind: 'produce', client: 'tidelog', bootstrap: b.bootstrap, topic, records: n.consume, warmupRecords: 0, chunk: CHUNK, window: WINDOW, settings: BASE },
+        600_000,
+      )
+      filled.set(b.kind, topic)
+      return topic
+    }
+    ctx.log('C1: consume')
+    const m = await matrix(ctx, 'C1', CONTENDERS, async (b, client) => {
+      const topic = await fill(b)
+      const group = `bench-c1-${client}-${++topicSeq}`
+      if (client === 'java') return { rate: (await consumerPerformance(b.bootstrap, topic, n.consume, group)).fetchRate }
+      const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group }, 600_000)
+      return { rate: r.records / (r.ms / 1000) }
+    })
+    for (const [kind, topic] of filled) await deleteTopic(await ctx.brokers.get(kind), topic)
+    return rowsOf(
+      m,
+      { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
+      'rate',
+      CONTENDERS,
+      ['java', 'tidelog'],
+      [
+        'timed from the first record to the last (the group join is left out; Java: ConsumerPerformance fetch.nMsg.sec)',
+        'Node clients through their per-message API (tidelog: for await, kafkajs: eachMessage, @platformatic/kafka: stream data events); fetch settings Java defaults, set explicitly',
+      ],
+    )
+  },
+}
+
+// --- latency ------------------------------------------------------------------------------
+
+const LATENCY_SETTINGS: ProducerSettings = { ...BASE, lingerMs: 0 }
+const RATE = 10_000
+const PERCENTILES: Array<[keyof LatencyResult, string]> = [
+  ['p50', 'p50'],
+  ['p99', 'p99'],
+  ['p999', 'p99.9'],
+]
+
+export const latency: Suite = {
+  name: 'latency',
+  description: 'L1: end-to-end latency p50/p99/p99.9 at 10,000 records/s; L2: one record at a time (Java EndToEndLatency\'s method)',
+  ids: ['L1', 'L2'],
+  async run(ctx) {
+    const n = sizes(ctx.quick)
+    const rows: ScenarioResult[] = []
+    if (wants(ctx, 'L1')) {
+      ctx.log(`L1: end-to-end latency at ${RATE} records/s`)
+      const m = await matrix(ctx, 'L1', NODE_CLIENTS, async (b, client) => {
+        const topic = topicName('l')
+        await createTopic(b, topic)
+        try {
+          const job: Job = { kind: 'latency', client: client as NodeClient, bootstrap: b.bootstrap, topic, rate: RATE, seconds: n.latencySeconds, warmupSeconds: n.latencyWarmupSeconds, groupId: `bench-${topic}`, settings: LATENCY_SETTINGS }
+          const r = await runChild<LatencyResult>(job, 120_000)
+          if (r.lost > 0) throw new Error(`${r.lost} records never arrived`)
+          return { p50: r.p50, p99: r.p99, p999: r.p999 }
+        } finally {
+          await deleteTopic(b, topic)
+        }
+      })
+      for (const [metric, label] of PERCENTILES) {
+        rows.push(
+          ...rowsOf(
+            m,
+            { id: `L1.${label}`, title: `end-to-end latency ${label} at ${RATE.toLocaleString('en')} records/s for ${n.latencySeconds} s`, unit: 'ms', higherIsBetter: false },
+            metric,
+            CONTENDERS,
+            ['tidelog'],
+            [
+              `producer and consumer in one process; each record timed from when it was due (no coordinated omission) to its delivery; ${SETTINGS_NOTE(LATENCY_SETTINGS)}`,
+            ],
+            { java: 'no Java tool produces at a fixed rate while consuming; EndToEndLatency is in L2' },
+          ),
+        )
+      }
+    }
+    if (wants(ctx, 'L2')) {
+      ctx.log('L2: round trip, one record at a time')
+      const m = await matrix(ctx, 'L2', CONTENDERS, async (b, client) => {
+        const topic = topicName('r')
+        await createTopic(b, topic)
+        try {
+          if (client === 'java') {
+            const r = await endToEndLatency(b.bootstrap, topic, n.roundTrips, 1)
+            return { p50: r.p50, p99: r.p99, p999: r.p999 }
+          }
+          const job: Job = { kind: 'roundtrip', client, bootstrap: b.bootstrap, topic, records: n.roundTrips, warmupRecords: n.roundTripWarmup, groupId: `bench-${topic}`, settings: LATENCY_SETTINGS }
+          const r = await runChild<LatencyResult>(job, 300_000)
+          return { p50: r.p50, p99: r.p99, p999: r.p999 }
+        } finally {
+          await deleteTopic(b, topic)
+        }
+      })
+      for (const [metric, label] of PERCENTILES) {
+        rows.push(
+          ...rowsOf(
+            m,
+            { id: `L2.${label}`, title: `round trip ${label}: produce one record, wait until it is consumed, ${n.roundTrips.toLocaleString('en')} times`, unit: 'ms', higherIsBetter: false },
+            metric,
+            CONTENDERS,
+            ['java', 'tidelog'],
+            [
+              `acks=1, linger 0; Node clients after ${n.roundTripWarmup} uncounted round trips; Java's EndToEndLatency counts every record and prints whole milliseconds`,
+            ],
+          ),
+        )
+      }
+    }
+    return rows
+  },
+}
