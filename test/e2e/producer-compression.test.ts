@@ -4,13 +4,13 @@
  */
 import * as zlib from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CompressionError } from '@tidelog/protocol'
+import { CompressionError, type CompressionName } from '@tidelog/protocol'
 import { Producer } from '@tidelog/producer'
 import { startTestBroker, type TestBroker } from '../../packages/producer/test/broker.js'
 import { readTopic } from '../../packages/producer/test/helpers.js'
 
 const zstdNative = (zlib as { zstdCompressSync?: unknown }).zstdCompressSync !== undefined
-const codecs = [['none', 0], ['gzip', 1], ['snappy', 2], ['lz4', 3], ...(zstdNative ? [['zstd', 4]] : [])] as const
+const codecs: [CompressionName, number][] = [['none', 0], ['gzip', 1], ['snappy', 2], ['lz4', 3], ...(zstdNative ? [['zstd', 4] as [CompressionName, number]] : [])]
 
 describe('compressed batches on the tidelog broker', () => {
   let b: TestBroker

@@ -8,12 +8,13 @@ import { promisify } from 'node:util'
 import * as zlib from 'node:zlib'
 import { Kafka, logLevel } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CompressionName } from '@tidelog/protocol'
 import { Producer } from '@tidelog/producer'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 
 const run = promisify(execFile)
 const zstdNative = (zlib as { zstdCompressSync?: unknown }).zstdCompressSync !== undefined
-const codecs = ['none', 'gzip', 'snappy', 'lz4', ...(zstdNative ? ['zstd'] : [])] as const
+const codecs: CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', ...(zstdNative ? (['zstd'] as const) : [])]
 const COUNT = 2_000
 
 describe(`producer codecs read by other clients from Apache Kafka ${KAFKA_VERSIONS.latest}`, () => {
