@@ -1,20 +1,21 @@
-// tidelog's benchmark runner: `npm run bench -- [suite|scenario ...] [--quick] [--out DIR]`.
+// tidelog's benchmark runner: `npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]`.
 // Runs the named suites or scenarios (all without names), prints a table and writes
 // DIR/latest.json and DIR/latest.md (DIR defaults to bench-results).
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Brokers } from './env/brokers.js'
 import { checkGoals } from './goals.js'
 import { SUITES, select, type Selection } from './registry.js'
-import { fmt, markdown, type Report } from './report.js'
+import { fmt, markdown, withReadmeSection, type Report } from './report.js'
 import { makeRow } from './rows.js'
 import { ingestRow } from './scenarios/limits.js'
 import { compare, type Timing } from './stats.js'
 import type { RunContext, ScenarioResult } from './types.js'
 
 function usage(): never {
-  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR]
+  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]
+--readme also puts the compact table into README.md's Benchmarks section
 suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`).join('\n        ')}`)
   process.exit(2)
 }
@@ -23,10 +24,12 @@ function parseArgs(argv: string[]) {
   const names: string[] = []
   let quick = false
   let out = 'bench-results'
+  let readme = false
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--quick') quick = true
     else if (a === '--out') out = argv[++i] ?? usage()
+    else if (a === '--readme') readme = true
     else if (a === '--help' || a === '-h') usage()
     else if (a.startsWith('-')) {
       console.error(`unknown option ${a}`)
@@ -38,7 +41,7 @@ function parseArgs(argv: string[]) {
     console.error(selection)
     usage()
   }
-  return { selection, quick, out, names }
+  return { selection, quick, out, names, readme }
 }
 
 function printRow(s: ScenarioResult): void {
@@ -102,6 +105,10 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n')
   writeFileSync(join(dir, 'latest.md'), md)
   console.log('\n' + md)
+  if (args.readme) {
+    writeFileSync('README.md', withReadmeSection(readFileSync('README.md', 'utf8'), report))
+    console.log('updated README.md')
+  }
   console.log(`wrote ${join(dir, 'latest.json')} and latest.md in ${((performance.now() - started) / 1000).toFixed(0)} s`)
 }
 

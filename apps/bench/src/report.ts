@@ -28,12 +28,17 @@ function groups(rows: ScenarioResult[]): Array<{ contenders: string[]; rows: Sce
   return out
 }
 
-export function markdown(r: Report): string {
+/**
+ * The report as markdown. `compact` (for the README) shows medians only and leaves the notes
+ * to the full table; headings start at `level`.
+ */
+export function markdown(r: Report, options: { compact?: boolean; level?: number } = {}): string {
   const t = r.timing
+  const h = '#'.repeat(options.level ?? 1)
+  const compact = options.compact === true
   const lines = [
-    `# tidelog benchmark, ${r.date}`,
-    '',
-    `${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}. Command: \`${r.command}\` (${t.mode}).`,
+    ...(compact ? [] : [`${h} tidelog benchmark, ${r.date}`, '']),
+    `${compact ? `Measured ${r.date.slice(0, 16).replace('T', ' ')} UTC on ` : ''}${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}. Command: \`${r.command}\` (${t.mode}).`,
     '',
     `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
       `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
@@ -41,13 +46,14 @@ export function markdown(r: Report): string {
       `Ratios "a/b" say how many times better a did than b (above 1: a won), whether higher or lower is better.`,
   ]
   if (r.goals.length > 0) {
-    lines.push('', '## Goals', '', '| goal | met | measured |', '| --- | --- | --- |')
+    lines.push('', `${h}# Goals`, '', '| goal | met | measured |', '| --- | --- | --- |')
     for (const g of r.goals) {
       const met = g.met === 'not measured' ? 'not measured' : g.met ? 'yes' : 'no'
       lines.push(`| ${g.goal} | ${met} | ${g.measured.join(', ')} |`)
     }
   }
-  lines.push('', '## Results')
+  lines.push('', `${h}# Results`)
+  if (compact) lines.push('', 'Medians; the spread (min-max), the settings of each scenario and the reasons behind n/a are in [bench-results/latest.md](bench-results/latest.md).')
   for (const g of groups(r.scenarios)) {
     const reasons: string[] = []
     const notes: string[] = []
@@ -55,7 +61,7 @@ export function markdown(r: Report): string {
     for (const s of g.rows) {
       const cells = g.contenders.map((c) => {
         const x = s.results[c]
-        if (x !== undefined) return cell(x)
+        if (x !== undefined) return compact ? fmt(x.median) : cell(x)
         const why = s.unavailable?.[c]
         if (why === undefined) return ''
         let i = reasons.indexOf(why)
@@ -66,9 +72,22 @@ export function markdown(r: Report): string {
       lines.push(`| ${s.id} | ${s.title} | ${s.unit} | ${cells.join(' | ')} | ${ratios} |`)
       for (const n of s.notes ?? []) if (!notes.includes(n)) notes.push(n)
     }
+    if (compact) notes.length = 0
     if (notes.length > 0 || reasons.length > 0) lines.push('')
     for (const n of notes) lines.push(`- ${n}`)
     reasons.forEach((why, i) => lines.push(`- [${i + 1}] ${why}`))
   }
   return lines.join('\n') + '\n'
+}
+
+export const README_START = '<!-- bench:start -->'
+export const README_END = '<!-- bench:end -->'
+
+/** README text with the section between the markers replaced by the compact report. */
+export function withReadmeSection(readme: string, r: Report): string {
+  const a = readme.indexOf(README_START)
+  const b = readme.indexOf(README_END)
+  if (a < 0 || b < a) throw new Error(`README has no ${README_START} ... ${README_END} section`)
+  const body = markdown(r, { compact: true, level: 3 })
+  return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }

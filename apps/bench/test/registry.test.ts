@@ -116,3 +116,26 @@ describe('client records', () => {
     expect(new Set(recs.map((r) => r.key.toString())).size).toBeGreaterThan(290)
   })
 })
+
+describe('README section', () => {
+  it('replaces only what lies between the markers', async () => {
+    const { withReadmeSection } = await import('../src/report.js')
+    const report: Report = {
+      date: '2026-01-02T03:04:05.000Z',
+      machine: { cpus: 2, cpuModel: 'cpu', memory: '1 GiB', node: 'v20' },
+      command: 'npm run bench',
+      timing: { rounds: 7, windowMs: 1, warmupMs: 1, mode: 'full', endToEndRounds: 3 },
+      scenarios: [makeRow({ id: 'A', title: 'a', unit: 'u', higherIsBetter: true }, [['x', summarize([2, 1, 3])]], undefined, ['a note'])],
+      goals: [],
+    }
+    const before = '# t\n\n## Benchmarks\n\n<!-- bench:start -->\nold\n<!-- bench:end -->\n\n## Architecture\n'
+    const after = withReadmeSection(before, report)
+    expect(after.startsWith('# t\n\n## Benchmarks\n\n<!-- bench:start -->\nMeasured 2026-01-02 03:04 UTC on 2 x cpu')).toBe(true)
+    expect(after.endsWith('<!-- bench:end -->\n\n## Architecture\n')).toBe(true)
+    expect(after).not.toContain('old')
+    expect(after).toContain('| A | a | u | 2.00 |')
+    expect(after).not.toContain('a note')
+    expect(withReadmeSection(after, report)).toBe(after)
+    expect(() => withReadmeSection('# no markers', report)).toThrow(/bench:start/)
+  })
+})
