@@ -4,6 +4,7 @@
  * OUT_OF_ORDER_SEQUENCE_NUMBER / UNKNOWN_PRODUCER_ID, DUPLICATE_SEQUENCE_NUMBER, InitProducerId
  * failures, and brokers without idempotence.
  */
+import diagnostics from 'node:diagnostics_channel'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ClientClosedError, UnsupportedVersionError } from '@tidelog/client'
 import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
@@ -184,4 +185,58 @@ describe('idempotent sender', () => {
     await p.close({ timeoutMs: 200 })
     expect(await sent).toBeInstanceOf(ClientClosedError)
   })
+
+  it('pipelines up to maxInFlight requests per connection, never more', async () => {
+    const k = await cluster()
+    k.createTopic('t', 6)
+    // Requests written and not yet answered, as the client's diagnostics report them.
+    let outstanding = 0
+    let maxOutstanding = 0
+    const start = (e: unknown) => {
+      if ((e as { apiKey: number }).apiKey !== 0) return
+      outstanding++
+      maxOutstanding = Math.max(maxOutstanding, outstanding)
+    }
+    const end = (e: unknown) => {
+      if ((e as { apiKey: number }).apiKey === 0) outstanding--
+    }
+    diagnostics.subscribe('tidelog:request:start', start)
+    diagnostics.subscribe('tidelog:request:end', end)
+    try {
+      const p = producer(k, { batchBytes: 500, lingerMs: 0, maxInFlight: 3 })
+      await p.send(values(5_000).map((v) => ({ topic: 't', value: v })))
+    } finally {
+      diagnostics.unsubscribe('tidelog:request:start', start)
+      diagnostics.unsubscribe('tidelog:request:end', end)
+    }
+    expect(maxOutstanding).toBe(3)
+  })
+
+  it('fails records for a topic it may not write to at once, with the broker\'s error', async () => {
+    const k = await cluster()
+    k.state.topics.push({ name: 'secret', leaders: [], errorCode: ErrorCodes.TOPIC_AUTHORIZATION_FAILED })
+    k.createTopic('open', 1)
+    const p = producer(k, { maxBlockMs: 10_000 })
+    const started = Date.now()
+    const err = await p.send({ topic: 'secret', value: 'v' }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ProtocolError)
+    expect((err as ProtocolError).type).toBe('TOPIC_AUTHORIZATION_FAILED')
+    expect(Date.now() - started).toBeLessThan(5_000)
+    k.fault = (c) => (c.topic === 'open' ? ErrorCodes.TOPIC_AUTHORIZATION_FAILED : undefined)
+    const denied = await p.send({ topic: 'open', value: 'v' }).catch((e: unknown) => e)
+    expect((denied as ProtocolError).type).toBe('TOPIC_AUTHORIZATION_FAILED')
+    expect((denied as ProtocolError).partition).toBe(0)
+  })
+
+  it('waits for a topic created while send() waits, and for a partition to get a leader', async () => {
+    const k = await cluster()
+    const p = producer(k, { maxBlockMs: 5_000 })
+    const late = p.send({ topic: 'late', value: 'v' })
+    await new Promise((r) => setTimeout(r, 100))
+    k.createTopic('late', 1, [-1])
+    await new Promise((r) => setTimeout(r, 200))
+    k.setLeader('late', 0, 0)
+    expect((await late).offset).toBe(0n)
+  })
 })
+
