@@ -1,6 +1,7 @@
 // tidelog's benchmark runner: `npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]`.
 // Runs the named suites or scenarios (all without names), prints a table and writes
-// DIR/latest.json and DIR/latest.md (DIR defaults to bench-results).
+// DIR/latest.json and DIR/latest.md (DIR defaults to bench-results, bench-results/quick
+// for --quick).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -15,6 +16,7 @@ import type { RunContext, ScenarioResult } from './types.js'
 
 function usage(): never {
   console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]
+DIR defaults to bench-results (bench-results/quick with --quick)
 --readme also puts the compact table into README.md's Benchmarks section
 suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`).join('\n        ')}`)
   process.exit(2)
@@ -23,7 +25,7 @@ suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`)
 function parseArgs(argv: string[]) {
   const names: string[] = []
   let quick = false
-  let out = 'bench-results'
+  let out: string | undefined
   let readme = false
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
@@ -41,7 +43,8 @@ function parseArgs(argv: string[]) {
     console.error(selection)
     usage()
   }
-  return { selection, quick, out, names, readme }
+  // Quick runs (CI) go aside, so they never overwrite the committed results of a full run.
+  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme }
 }
 
 function printRow(s: ScenarioResult): void {

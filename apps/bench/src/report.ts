@@ -88,6 +88,11 @@ export function withReadmeSection(readme: string, r: Report): string {
   const a = readme.indexOf(README_START)
   const b = readme.indexOf(README_END)
   if (a < 0 || b < a) throw new Error(`README has no ${README_START} ... ${README_END} section`)
-  const body = markdown(r, { compact: true, level: 3 })
+  const how =
+    '`npm run bench` runs every scenario (about 15 minutes here) and writes bench-results/latest.json and latest.md; ' +
+    '`npm run bench -- P1` (or a suite: `codec`, `produce`, ...) runs one; `npm run bench -- --quick` is the short run CI does. ' +
+    'Add `--readme` to refresh this section. `BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; ' +
+    '`node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\n'
+  const body = how + markdown(r, { compact: true, level: 3 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }

@@ -130,7 +130,8 @@ describe('README section', () => {
     }
     const before = '# t\n\n## Benchmarks\n\n<!-- bench:start -->\nold\n<!-- bench:end -->\n\n## Architecture\n'
     const after = withReadmeSection(before, report)
-    expect(after.startsWith('# t\n\n## Benchmarks\n\n<!-- bench:start -->\nMeasured 2026-01-02 03:04 UTC on 2 x cpu')).toBe(true)
+    expect(after.startsWith('# t\n\n## Benchmarks\n\n<!-- bench:start -->\n`npm run bench`')).toBe(true)
+    expect(after).toContain('Measured 2026-01-02 03:04 UTC on 2 x cpu')
     expect(after.endsWith('<!-- bench:end -->\n\n## Architecture\n')).toBe(true)
     expect(after).not.toContain('old')
     expect(after).toContain('| A | a | u | 2.00 |')
