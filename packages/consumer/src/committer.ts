@@ -28,8 +28,8 @@ export interface CommittedOffset {
 export interface CommitterHooks {
   /** The identity to commit with, or an error saying why there is none right now. */
   identity(): CommitIdentity | Error
-  /** ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / REBALANCE_IN_PROGRESS from a commit. */
-  onGenerationError(code: number): void
+  /** ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID / REBALANCE_IN_PROGRESS from a commit sent as `who`. */
+  onGenerationError(code: number, who: CommitIdentity): void
 }
 
 const RETRY_COMMIT = new Set<number>([
@@ -107,12 +107,12 @@ export class Committer {
           if (code === undefined) continue
           const error = new ProtocolError(code, { api: 'OffsetCommit', apiKey: OffsetCommit.apiKey, topic: o.topic, partition: o.partition, groupId: this.link.groupId })
           if (GENERATION_OVER.has(code)) {
-            this.hooks.onGenerationError(code)
+            this.hooks.onGenerationError(code, who)
             if (code === ErrorCodes.FENCED_INSTANCE_ID) throw new GroupMembershipError(`group instance id ${who.groupInstanceId} was fenced by another member`, { cause: error })
             throw new CommitFailedError(error.type, code, { cause: error })
           }
           if (code === ErrorCodes.REBALANCE_IN_PROGRESS) {
-            this.hooks.onGenerationError(code)
+            this.hooks.onGenerationError(code, who)
             throw error
           }
           if (this.link.moved(code) || RETRY_COMMIT.has(code)) {

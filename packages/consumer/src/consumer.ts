@@ -89,7 +89,7 @@ export class Consumer extends EventEmitter {
       this.link = new CoordinatorLink(this.cluster, groupId)
       this.committer = new Committer(this.cluster, this.link, {
         identity: () => this.identity(),
-        onGenerationError: (code) => this.onCommitGenerationError(code),
+        onGenerationError: (code, who) => this.onCommitGenerationError(code, who),
       })
     }
   }
@@ -360,9 +360,10 @@ export class Consumer extends EventEmitter {
     return new CommitFailedError('this member is not in a generation of the group', ErrorCodes.UNKNOWN_MEMBER_ID)
   }
 
-  private onCommitGenerationError(code: number): void {
+  private onCommitGenerationError(code: number, who: CommitIdentity): void {
     const c = this.coordinator
-    if (c === undefined) return
+    // A commit sent in a generation that has since been replaced says nothing about the new one.
+    if (c === undefined || c.membership.generationId !== who.generationId || c.membership.memberId !== who.memberId) return
     if (code === ErrorCodes.UNKNOWN_MEMBER_ID) c.membership.resetGeneration(false)
     else if (code === ErrorCodes.ILLEGAL_GENERATION) c.membership.resetGeneration(true)
     c.requestRejoin(`a commit was answered ${code}`)

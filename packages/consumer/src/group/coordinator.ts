@@ -355,15 +355,17 @@ export class ConsumerCoordinator {
 
   private async syncGroup(assignments: SyncGroupRequestAssignment[], check: () => void): Promise<Uint8Array> {
     const m = this.membership
+    // The generation JoinGroup gave, fixed now: whatever happens meanwhile, SyncGroup is for it.
+    const { generationId, memberId, protocolName } = m
     let res
     try {
       res = await this.link.request(SyncGroup, (v) => ({
         groupId: this.groupId,
-        generationId: m.generationId,
-        memberId: m.memberId,
+        generationId,
+        memberId,
         groupInstanceId: v >= 3 ? this.options.groupInstanceId : undefined,
         protocolType: v >= 5 ? 'consumer' : undefined,
-        protocolName: v >= 5 ? m.protocolName : undefined,
+        protocolName: v >= 5 ? protocolName : undefined,
         assignments,
       }))
     } catch (err) {

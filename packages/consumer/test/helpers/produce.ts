@@ -13,11 +13,11 @@ export class TestProducer {
   }
 
   /** Appends one batch to a partition; returns its base offset. */
-  async send(topic: string, partition: number, records: RecordInput[], batch: Omit<EncodeRecordBatchInput, 'records'> = {}): Promise<bigint> {
-    return this.sendBatch(topic, partition, encodeRecordBatch({ ...batch, records }))
+  async send(topic: string, partition: number, records: RecordInput[], batch: Omit<EncodeRecordBatchInput, 'records'> = {}, transactionalId: string | null = null): Promise<bigint> {
+    return this.sendBatch(topic, partition, encodeRecordBatch({ ...batch, records }), transactionalId)
   }
 
-  async sendBatch(topic: string, partition: number, bytes: Uint8Array): Promise<bigint> {
+  async sendBatch(topic: string, partition: number, bytes: Uint8Array, transactionalId: string | null = null): Promise<bigint> {
     for (let attempt = 0; ; attempt++) {
       let leader = this.cluster.metadata.leader(topic, partition)
       if (leader === undefined) {
@@ -29,12 +29,18 @@ export class TestProducer {
         await new Promise((r) => setTimeout(r, 100))
         continue
       }
-      const res = await this.cluster.send(leader.nodeId, Produce, {
-        transactionalId: null,
+      const res = await this.cluster.send(
+        leader.nodeId,
+        Produce,
+        {
+          transactionalId,
         acks: -1,
         timeoutMs: 10_000,
-        topicData: [{ name: topic, partitionData: [{ index: partition, records: bytes }] }],
-      })
+          topicData: [{ name: topic, partitionData: [{ index: partition, records: bytes }] }],
+        },
+        // Version 12 starts KIP-890's implicit transactions, which the helpers here do not speak.
+        { maxVersion: 11 },
+      )
       const p = res.responses[0]!.partitionResponses[0]!
       if (p.errorCode === ErrorCodes.NONE) return p.baseOffset
       const err = new ProtocolError(p.errorCode, { api: 'Produce', topic, partition })
