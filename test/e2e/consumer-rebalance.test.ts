@@ -170,3 +170,27 @@ describe('rebalancing against the tidelog broker', () => {
     expect(a.lost).toEqual([])
   }, 60_000)
 })
+
+describe('pattern subscriptions against the tidelog broker', () => {
+  it('subscribes to every matching topic, and picks up matching topics created later', async () => {
+    const { brokers, producer } = await startTestBroker(2)
+    await producer.fill('re-a', 2, 20, { prefix: 'a' })
+    await producer.fill('other', 2, 20, { prefix: 'o' })
+    const seen: string[] = []
+    const c = new Consumer(opts(brokers, 're-group', { metadataMaxAgeMs: 300 }))
+    await c.subscribe(/^re-/)
+    expect(c.subscription()).toEqual(['re-a'])
+    const run = (async () => {
+      for await (const m of c) seen.push(`${m.topic}:${m.value!.toString()}`)
+    })()
+    cleanup(async () => {
+      await c.close()
+      await run
+    })
+    await waitFor(() => seen.length === 20, 20_000, 're-a records')
+    await producer.fill('re-b', 2, 20, { prefix: 'b' })
+    await waitFor(() => seen.length === 40, 20_000, 're-b records')
+    expect(c.subscription()).toEqual(['re-a', 're-b'])
+    expect(seen.every((s) => s.startsWith('re-'))).toBe(true)
+  }, 60_000)
+})
