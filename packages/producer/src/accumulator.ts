@@ -188,9 +188,11 @@ export class Accumulator {
   }
 
   /**
-   * Puts a batch back for another attempt: at the front, or for idempotent batches in sequence
-   * order among the batches already holding sequences (Java's insertInSequenceOrder), so that
-   * retries go out in the order the broker expects.
+   * Puts a batch back for another attempt, ahead of the batches never sent: for idempotent
+   * batches in sequence order among those holding sequences (Java's insertInSequenceOrder), so
+   * retries go out in the order the broker expects; otherwise behind the batches already
+   * waiting for a retry, which failed first and so were sent first (Java puts each at the very
+   * front, reversing them).
    */
   reenqueue(q: PartitionQueue, batch: ProducerBatch, bySequence: boolean): void {
     batch.state = BatchState.Retrying
@@ -198,6 +200,8 @@ export class Accumulator {
     let i = 0
     if (bySequence) {
       while (i < list.length && list[i]!.baseSequence >= 0 && list[i]!.baseSequence < batch.baseSequence) i++
+    } else {
+      while (i < list.length && list[i]!.state === BatchState.Retrying) i++
     }
     if (i === 0) list.unshift(batch)
     else list.splice(i, 0, batch)
@@ -218,7 +222,7 @@ export class Accumulator {
       for (const w of waiters) w.remaining += parts.length - 1
       for (const p of parts) p.flushWaiters = waiters.slice()
     }
-    for (let i = parts.length - 1; i >= 0; i--) this.reenqueue(q, parts[i]!, parts[i]!.baseSequence >= 0)
+    for (const p of parts) this.reenqueue(q, p, p.baseSequence >= 0)
     batch.release()
   }
 

@@ -142,6 +142,7 @@ export class Producer {
   }
 
   private async shutdown(timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs
     const flushed = this.flush()
     if (timeoutMs === Infinity) {
       await flushed
@@ -164,7 +165,15 @@ export class Producer {
     }
     this.sender.stop()
     this.idem.stop()
-    await this.cluster.close()
+    const closed = this.cluster.close()
+    if (timeoutMs === Infinity) {
+      await closed
+      return
+    }
+    // Connections wait for their requests in flight; with a deadline, close() does not.
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()))))])
+    clearTimeout(timer)
   }
 
   // --- queueing ----------------------------------------------------------------------------

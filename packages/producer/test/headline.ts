@@ -40,9 +40,20 @@ export async function exactlyOnceUnderCuts(o: HeadlineOptions): Promise<Headline
   const outstanding: Promise<void>[] = []
   let cuts = 0
   let failedRequests = 0
-  const onError = (e: unknown) => {
-    if ((e as { apiKey: number }).apiKey === 0) failedRequests++
+  let inFlight = 0
+  const onStart = (e: unknown) => {
+    if ((e as { apiKey: number }).apiKey === 0) inFlight++
   }
+  const onEnd = (e: unknown) => {
+    if ((e as { apiKey: number }).apiKey === 0) inFlight--
+  }
+  const onError = (e: unknown) => {
+    if ((e as { apiKey: number }).apiKey !== 0) return
+    inFlight--
+    failedRequests++
+  }
+  diagnostics.subscribe('tidelog:request:start', onStart)
+  diagnostics.subscribe('tidelog:request:end', onEnd)
   diagnostics.subscribe('tidelog:request:error', onError)
   const started = performance.now()
   const record = (i: number) => ({ topic: o.topic, key: `key-${i % 997}`, value: String(i) })
@@ -59,10 +70,9 @@ export async function exactlyOnceUnderCuts(o: HeadlineOptions): Promise<Headline
       }),
     )
     if (cutAt.has(c)) {
-      // Once the producer is connected again, let the chunks just handed over reach the
-      // sockets, then cut them mid-flight.
-      for (let waited = 0; o.proxy.open === 0 && waited < 10_000; waited += 5) await new Promise((r) => setTimeout(r, 5))
-      await new Promise((r) => setTimeout(r, 5))
+      // Once the producer is connected again and has Produce requests in flight, cut them.
+      const until = Date.now() + 10_000
+      while ((o.proxy.open === 0 || inFlight === 0) && Date.now() < until) await new Promise((r) => setImmediate(r))
       if (o.proxy.cut() > 0) cuts++
     }
     if (outstanding.length >= 20) await outstanding.shift()
@@ -70,6 +80,8 @@ export async function exactlyOnceUnderCuts(o: HeadlineOptions): Promise<Headline
   await Promise.all(outstanding)
   const seconds = (performance.now() - started) / 1000
   await producer.close()
+  diagnostics.unsubscribe('tidelog:request:start', onStart)
+  diagnostics.unsubscribe('tidelog:request:end', onEnd)
   diagnostics.unsubscribe('tidelog:request:error', onError)
 
   const read = await readValues(o.read.host, o.read.port, o.topic, o.partitions, o.count)
