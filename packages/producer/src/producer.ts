@@ -24,6 +24,8 @@ import { Sender } from './sender.js'
 const DONE = 0
 const NEED_METADATA = 1
 const NEED_ROOM = 2
+/** setTimeout's limit. */
+const MAX_TIMER_MS = 0x7fffffff
 type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
 
 /**
@@ -151,7 +153,7 @@ export class Producer {
       const expired = await Promise.race([
         flushed.then(() => false),
         new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(true), timeoutMs)
+          timer = setTimeout(() => resolve(true), Math.min(timeoutMs, MAX_TIMER_MS))
         }),
       ])
       clearTimeout(timer)
@@ -318,7 +320,7 @@ export class Producer {
         let timer: NodeJS.Timeout | undefined
         await new Promise<void>((resolve) => {
           this.roomWaiter = resolve
-          timer = setTimeout(resolve, left)
+          timer = setTimeout(resolve, Math.min(left, MAX_TIMER_MS))
         })
         clearTimeout(timer)
         this.roomWaiter = undefined

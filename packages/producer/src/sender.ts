@@ -19,6 +19,8 @@ import type { ResolvedOptions } from './options.js'
 
 const NO_OFFSET = -1n
 const MAX_EXACT = 2 ** 53
+/** setTimeout's limit; a longer wait (a huge deliveryTimeoutMs) just runs once more early. */
+const MAX_TIMER_MS = 0x7fffffff
 
 /**
  * Moves batches from the accumulator to the brokers (Java's Sender, without a thread: it runs
@@ -193,7 +195,7 @@ export class Sender {
       this.timer = undefined
       this.timerAt = Infinity
       this.run()
-    }, Math.max(0, Math.ceil(at - now)))
+    }, Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(at - now))))
   }
 
   /**
