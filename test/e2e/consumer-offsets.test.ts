@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import { Consumer, NoOffsetForPartitionError, OffsetOutOfRangeError, type Batch, type ConsumerOptions, type Message } from '@tidelog/consumer'
 import { describe, expect, it } from 'vitest'
 import { cleanup, startTestBroker } from '../../packages/consumer/test/helpers/broker.js'
@@ -190,5 +191,25 @@ describe('assigned partitions against the tidelog broker', () => {
     expect(first!.offset).toBe(0n)
     const watcher = consumer({ brokers, groupId: 'amo-group' })
     expect((await watcher.committed([tp]))[0]!.offset).toBe(100n)
+  })
+
+  it('waits for a topic that does not exist yet, asking for metadata with backoff, and reads it once it appears', async () => {
+    const { brokers, producer } = await startTestBroker(1)
+    let metadataRequests = 0
+    const onStart = (e: unknown) => {
+      if ((e as { apiName: string }).apiName === 'Metadata') metadataRequests++
+    }
+    diagnostics.subscribe('tidelog:request:start', onStart)
+    cleanup(async () => void diagnostics.unsubscribe('tidelog:request:start', onStart))
+    const c = consumer({ brokers, autoOffsetReset: 'earliest', allowAutoTopicCreation: false, retryBackoffMaxMs: 500 })
+    c.assign([{ topic: 'later', partition: 0 }])
+    // With a position, the fetcher itself needs the leader.
+    c.seek({ topic: 'later', partition: 0, offset: 0n })
+    const first = take(c, 1)
+    await new Promise((r) => setTimeout(r, 2500))
+    // The producer's own Metadata requests are counted too; a tight loop would make thousands.
+    expect(metadataRequests).toBeLessThan(30)
+    await producer.send('later', 0, [{ value: 'finally' }])
+    expect((await first)[0]!.value!.toString()).toBe('finally')
   })
 })

@@ -81,13 +81,19 @@ export class Fetcher {
   /** Starts loops for leaders that have none and wakes the others: call after any change. */
   wake(): void {
     if (this.stopped) return
+    if (this.spawnLoops()) this.refreshMetadata()
+  }
+
+  /** Returns whether some fetchable partition has no known leader. */
+  private spawnLoops(): boolean {
     const metadata = this.cluster.metadata
+    let leaderless = false
     for (const s of this.assignment.all()) {
       if (!s.fetchable) continue
       const leader = metadata.leader(s.topic, s.partition)
       if (leader === undefined) {
         s.awaitingMetadata = true
-        this.metadataWanted = true
+        leaderless = true
         continue
       }
       if (!this.loops.has(leader.nodeId)) {
@@ -97,7 +103,7 @@ export class Fetcher {
       }
     }
     for (const loop of this.loops.values()) loop.signal.notify()
-    if (this.metadataWanted) this.refreshMetadata()
+    return leaderless
   }
 
   /** The next chunk to deliver, dropping stale ones. */
@@ -155,28 +161,39 @@ export class Fetcher {
     return this.stopped
   }
 
-  /** One metadata refresh at a time; partitions waiting for it become fetchable again after. */
+  /**
+   * One metadata refresh at a time; partitions waiting for it become fetchable again after.
+   * While some partition still has no leader (a topic being created, an election), refreshes
+   * repeat with backoff rather than back to back.
+   */
   refreshMetadata(): void {
     this.metadataWanted = true
     if (this.metadataRunning || this.stopped) return
     this.metadataRunning = true
     void (async () => {
-      for (let attempt = 0; this.metadataWanted && !this.stopped; attempt++) {
-        this.metadataWanted = false
-        try {
-          await this.cluster.refreshMetadata()
-        } catch (err) {
-          this.cluster.logger.warn({ err }, 'metadata refresh for fetching failed')
-          this.metadataWanted = true
-          await sleep(this.cluster.retryBackoff.delay(attempt))
-          continue
+      try {
+        for (let attempt = 0; this.metadataWanted && !this.stopped; ) {
+          this.metadataWanted = false
+          try {
+            await this.cluster.refreshMetadata()
+          } catch (err) {
+            this.cluster.logger.warn({ err }, 'metadata refresh for fetching failed')
+            this.metadataWanted = true
+            await sleep(this.cluster.retryBackoff.delay(attempt++))
+            continue
+          }
+          if (this.stopped) return
+          for (const s of this.assignment.all()) s.awaitingMetadata = false
+          if (this.spawnLoops()) {
+            this.metadataWanted = true
+            await sleep(this.cluster.retryBackoff.delay(attempt++))
+          } else {
+            attempt = 0
+          }
         }
-        for (const s of this.assignment.all()) s.awaitingMetadata = false
+      } finally {
         this.metadataRunning = false
-        this.wake()
-        return
       }
-      this.metadataRunning = false
     })()
   }
 
