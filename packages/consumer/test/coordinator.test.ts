@@ -13,7 +13,7 @@ import {
 } from '@tidelog/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
 import { GroupMembershipError } from '../src/errors.js'
-import { resolveAssignors } from '../src/group/assignors/index.js'
+import { resolveAssignors, type Assignor } from '../src/group/assignors/index.js'
 import type { CoordinatorLink } from '../src/group/coordinator-link.js'
 import { ConsumerCoordinator } from '../src/group/coordinator.js'
 import { resolveOptions } from '../src/options.js'
@@ -92,7 +92,7 @@ afterEach(() => {
   for (const c of coordinators.splice(0)) c.dispose()
 })
 
-function setup(opts: { assignors?: string[]; groupInstanceId?: string } = {}) {
+function setup(opts: { assignors?: (string | Assignor)[]; groupInstanceId?: string } = {}) {
   const link = new ScriptedLink()
   link.fallback.set('Heartbeat', () => ({ errorCode: 0 }))
   link.fallback.set('LeaveGroup', () => ({ errorCode: 0, members: [] }))
@@ -230,5 +230,36 @@ describe('ConsumerCoordinator', () => {
     expect(link.bodies('LeaveGroup')[0].members).toEqual([{ memberId: 'm-1', groupInstanceId: null, reason: 'closing' }])
     expect(c.membership.hasGeneration).toBe(false)
     expect(c.membership.state).toBe('unjoined')
+  })
+
+  it('runs a custom assignor as leader, with its own subscription user data', async () => {
+    const seenByAssignor: { topics: string[]; userData: string | null }[] = []
+    const everythingToTheLast: Assignor = {
+      name: 'last-takes-all',
+      subscriptionUserData: ({ generationId }) => Buffer.from(`gen=${generationId}`),
+      assign({ members, partitionCounts }) {
+        for (const m of members) seenByAssignor.push({ topics: m.topics, userData: m.userData === null ? null : Buffer.from(m.userData).toString() })
+        const ids = members.map((m) => m.memberId).sort()
+        const out = new Map<string, TopicPartition[]>(ids.map((id) => [id, []]))
+        out.set(ids.at(-1)!, Array.from({ length: partitionCounts.get('t')! }, (_, p) => tp(p)))
+        return out
+      },
+    }
+    const { c, link, events } = setup({ assignors: [everythingToTheLast] })
+    const other = encodeConsumerProtocolSubscription({ topics: ['t'], userData: Buffer.from('peer'), ownedPartitions: [], generationId: -1, rackId: null }, 1)
+    link.script('JoinGroup', (b) => joined('m-1', 1, 'm-1', [{ memberId: 'm-1', metadata: b.protocols[0].metadata }, { memberId: 'm-2', metadata: other }], 'last-takes-all')())
+    link.script('SyncGroup', (b) => ({ errorCode: 0, protocolType: 'consumer', protocolName: 'last-takes-all', assignment: b.assignments.find((a: { memberId: string }) => a.memberId === 'm-1').assignment }))
+    c.start()
+    await until(() => events.length === 1, 'the assignment')
+    expect(link.bodies('JoinGroup')[0].protocols.map((p: { name: string }) => p.name)).toEqual(['last-takes-all'])
+    expect(seenByAssignor).toEqual([
+      { topics: ['t'], userData: 'gen=-1' },
+      { topics: ['t'], userData: 'peer' },
+    ])
+    expect(events).toEqual(['assign  gen1'])
+    const sync = link.bodies('SyncGroup')[0]
+    // m-2 wrote subscription version 1: its assignment is answered in version 1 too.
+    const forPeer = sync.assignments.find((a: { memberId: string }) => a.memberId === 'm-2').assignment as Uint8Array
+    expect(Buffer.from(forPeer).readInt16BE(0)).toBe(1)
   })
 })
