@@ -95,3 +95,44 @@ describe('Chunk', () => {
     expect(() => c.next()).toThrow(/below the minimum/)
   })
 })
+
+describe('Chunk with hostile bytes', () => {
+  it('property: mutated and truncated fetch data ends in records or typed errors, never a hang', async () => {
+    const { default: fc } = await import('fast-check')
+    const { TidelogError } = await import('@tidelog/protocol')
+    const valid = Buffer.concat([
+      batch(0, ['a', 'b', 'c']),
+      batch(3, ['d'], { compression: 'gzip' }),
+      batch(4, ['e'], { producerId: 3n, producerEpoch: 0, isTransactional: true }),
+      marker(5, 3n, false),
+      batch(6, ['f', 'g']),
+    ])
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ at: fc.nat(valid.length - 1), byte: fc.integer({ min: 0, max: 255 }) }), { maxLength: 8 }),
+        fc.nat(valid.length),
+        fc.boolean(),
+        async (flips, cut, readCommitted) => {
+          const bytes = Buffer.from(valid.subarray(0, Math.max(cut, 1)))
+          for (const f of flips) if (f.at < bytes.length) bytes[f.at] = f.byte
+          const s = at(0n)
+          try {
+            const end = nextOffsetAfter(bytes)
+            const c = new Chunk(s, s.fetchEpoch, end, bytes, 0n, -1n, 0n, [{ producerId: 3n, firstOffset: 4n }], readCommitted, flips.length % 2 === 0, 1 << 20)
+            for (let steps = 0; ; steps++) {
+              // Each step consumes a record or a batch: a bounded number of steps or it hangs.
+              expect(steps).toBeLessThan(100)
+              const r = c.next()
+              if (r === null) break
+              if (r instanceof Promise) await r
+              else s.position = r.offset + 1n
+            }
+          } catch (err) {
+            expect(err).toBeInstanceOf(TidelogError)
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    )
+  })
+})
