@@ -46,6 +46,8 @@ export interface ProduceContext {
   topic: string
   partition: number
   header: RecordBatchHeader
+  /** The batch's first record's value (faults that depend on content hit every attempt alike). */
+  firstValue: string | null
   /** Produce requests this cluster has seen so far, this one included. */
   requestCount: number
 }
@@ -137,7 +139,9 @@ export class FakeKafka {
         const t = this.state.topics.find((x) => x.name === td.name)
         if (t === undefined || pd.index >= t.leaders.length) return out(ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION)
         if (t.leaders[pd.index] !== broker.nodeId) return out(ErrorCodes.NOT_LEADER_OR_FOLLOWER)
-        const fault = this.fault({ broker, topic: td.name, partition: pd.index, header, requestCount: count })
+        const first = decodeRecordBatch(pd.records).toArray()[0]
+        const firstValue = first?.value == null ? null : first.value.toString()
+        const fault = this.fault({ broker, topic: td.name, partition: pd.index, header, firstValue, requestCount: count })
         if (fault === 'drop') {
           drop = true
           return out(ErrorCodes.NONE)
