@@ -104,6 +104,36 @@ async function waitForPort(port: number, deadline: number, proc: ChildProcess, l
   throw new Error(`Kafka did not listen on ${port} in time:\n${log()}`)
 }
 
+function jvmArgs(cp: string, log4j: string): string[] {
+  return ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
+}
+
+function writeProps(file: string, props: Record<string, string | number | boolean>): void {
+  writeFileSync(file, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
+}
+
+/** A started `kafka.Kafka` process whose output is kept (the tail) for error messages. */
+function spawnKafka(jvm: string[], propsFile: string): { proc: ChildProcess; output: () => string } {
+  let output = ''
+  const proc = spawn(javaBin(), [...jvm, 'kafka.Kafka', propsFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const collect = (d: Buffer) => {
+    output += d.toString()
+    if (output.length > 200_000) output = output.slice(-100_000)
+  }
+  proc.stdout!.on('data', collect)
+  proc.stderr!.on('data', collect)
+  return { proc, output: () => output }
+}
+
+async function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return
+  const exited = new Promise((r) => proc.once('exit', r))
+  proc.kill(signal)
+  const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
+  await exited
+  clearTimeout(timer)
+}
+
 /** Formats storage and starts a single-node KRaft Apache Kafka on free loopback ports. */
 export async function startKafka(options: StartKafkaOptions = {}): Promise<KafkaNode> {
   const version = options.version ?? KAFKA_VERSIONS.latest
@@ -139,25 +169,18 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
     ...options.properties,
   }
   const propsFile = join(dir, 'server.properties')
-  writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
+  writeProps(propsFile, props)
   const log4j = join(dir, 'log4j2.properties')
   writeFileSync(log4j, LOG4J)
-  const jvm = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
+  const jvm = jvmArgs(cp, log4j)
 
   const { stdout: clusterId } = await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'random-uuid'])
   await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId.trim(), '-c', propsFile], {
     maxBuffer: 16 * 1024 * 1024,
   })
 
-  let output = ''
-  const proc = spawn(javaBin(), [...jvm, 'kafka.Kafka', propsFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const collect = (d: Buffer) => {
-    output += d.toString()
-    if (output.length > 200_000) output = output.slice(-100_000)
-  }
-  proc.stdout!.on('data', collect)
-  proc.stderr!.on('data', collect)
-  await waitForPort(port, Date.now() + (options.startTimeoutMs ?? 90_000), proc, () => output)
+  const { proc, output } = spawnKafka(jvm, propsFile)
+  await waitForPort(port, Date.now() + (options.startTimeoutMs ?? 90_000), proc, output)
 
   let stopped = false
   return {
@@ -170,13 +193,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
     async stop() {
       if (stopped) return
       stopped = true
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r))
-        proc.kill('SIGTERM')
-        const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000)
-        await exited
-        clearTimeout(timer)
-      }
+      await stopProcess(proc)
       rmSync(dir, { recursive: true, force: true })
     },
     async java(mainClass, args, opts) {
@@ -188,6 +205,99 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
         child.child.stdin?.end(opts.input)
       }
       return child
+    },
+  }
+}
+
+export interface ClusterNode {
+  nodeId: number
+  port: number
+  /** Whether the node's process is running. */
+  readonly alive: boolean
+  /** Kills the node (SIGKILL by default: no controlled shutdown, as in a crash). */
+  kill(signal?: NodeJS.Signals): Promise<void>
+  /** Starts a killed node again on the same ports and data. */
+  restart(): Promise<void>
+}
+
+export interface KafkaCluster {
+  version: string
+  bootstrap: string
+  nodes: ClusterNode[]
+  stop(): Promise<void>
+}
+
+/**
+ * A KRaft cluster of `size` combined broker+controller nodes on loopback (for
+ * failover tests): every node votes in the quorum, so a majority must stay up.
+ */
+export async function startKafkaCluster(options: StartKafkaOptions & { size?: number } = {}): Promise<KafkaCluster> {
+  const version = options.version ?? KAFKA_VERSIONS.latest
+  const size = options.size ?? 3
+  const libs = await fetchKafka(version)
+  const dir = mkdtempSync(join(tmpdir(), `tidelog-kafka-cluster-${version}-`))
+  const log4j = join(dir, 'log4j2.properties')
+  writeFileSync(log4j, LOG4J)
+  const jvm = jvmArgs(`${libs}/*`, log4j)
+  const ports = await Promise.all(Array.from({ length: size }, async () => ({ broker: await freePort(), controller: await freePort() })))
+  const voters = ports.map((p, i) => `${i + 1}@127.0.0.1:${p.controller}`).join(',')
+  const { stdout: clusterIdOut } = await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'random-uuid'])
+  const clusterId = clusterIdOut.trim()
+
+  const nodes = await Promise.all(
+    ports.map(async (p, i) => {
+      const nodeId = i + 1
+      const propsFile = join(dir, `server-${nodeId}.properties`)
+      writeProps(propsFile, {
+        'process.roles': 'broker,controller',
+        'node.id': nodeId,
+        'controller.quorum.voters': voters,
+        listeners: `PLAINTEXT://127.0.0.1:${p.broker},CONTROLLER://127.0.0.1:${p.controller}`,
+        'advertised.listeners': `PLAINTEXT://127.0.0.1:${p.broker}`,
+        'controller.listener.names': 'CONTROLLER',
+        'inter.broker.listener.name': 'PLAINTEXT',
+        'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+        'log.dirs': join(dir, `logs-${nodeId}`),
+        'offsets.topic.replication.factor': Math.min(3, size),
+        'offsets.topic.num.partitions': 3,
+        'transaction.state.log.replication.factor': Math.min(3, size),
+        'transaction.state.log.min.isr': 1,
+        'group.initial.rebalance.delay.ms': 0,
+        'num.partitions': 1,
+        ...options.properties,
+      })
+      await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propsFile], { maxBuffer: 16 * 1024 * 1024 })
+      let current = spawnKafka(jvm, propsFile)
+      const node: ClusterNode = {
+        nodeId,
+        port: p.broker,
+        get alive() {
+          return current.proc.exitCode === null && current.proc.signalCode === null
+        },
+        async kill(signal = 'SIGKILL') {
+          await stopProcess(current.proc, signal)
+        },
+        async restart() {
+          if (node.alive) return
+          current = spawnKafka(jvm, propsFile)
+          await waitForPort(p.broker, Date.now() + (options.startTimeoutMs ?? 90_000), current.proc, current.output)
+        },
+      }
+      await waitForPort(p.broker, Date.now() + (options.startTimeoutMs ?? 120_000), current.proc, current.output)
+      return node
+    }),
+  )
+
+  let stopped = false
+  return {
+    version,
+    bootstrap: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    nodes,
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await Promise.all(nodes.map((n) => n.kill('SIGTERM')))
+      rmSync(dir, { recursive: true, force: true })
     },
   }
 }
