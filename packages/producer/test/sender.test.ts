@@ -189,6 +189,13 @@ describe('idempotent sender', () => {
   it('pipelines up to maxInFlight requests per connection, never more', async () => {
     const k = await cluster()
     k.createTopic('t', 6)
+    // A slow broker, so that the producer has every request it may have outstanding.
+    const broker = k.brokers[0]!
+    const produce = broker.handlers.get(0)!
+    broker.on(0, async (req) => {
+      await new Promise((r) => setTimeout(r, 10))
+      return produce(req)
+    })
     // Requests written and not yet answered, as the client's diagnostics report them.
     let outstanding = 0
     let maxOutstanding = 0
