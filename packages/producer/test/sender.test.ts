@@ -288,5 +288,21 @@ describe('idempotent sender', () => {
     // The refused batches made the producer renumber under newer epochs.
     expect(k.received.some((r) => r.header.producerEpoch > 0)).toBe(true)
   })
+
+  it('after a batch with a sequence expires, settles the unknown outcome before sending more', async () => {
+    const k = await cluster()
+    k.createTopic('t', 1)
+    let refuse = true
+    k.fault = () => (refuse ? ErrorCodes.NOT_ENOUGH_REPLICAS : undefined)
+    const p = producer(k, { deliveryTimeoutMs: 300, requestTimeoutMs: 200, lingerMs: 0, retryBackoffMs: 100, retryBackoffMaxMs: 100 })
+    await expect(p.send({ topic: 't', value: 'expires' })).rejects.toBeInstanceOf(DeliveryTimeoutError)
+    refuse = false
+    expect((await p.send({ topic: 't', value: 'next' })).offset).toBe(0n)
+    // Nothing of the expired batch was acknowledged: its sequence may have left a gap, so the
+    // next batch starts a new epoch at 0 rather than continue at 1.
+    const last = k.received[k.received.length - 1]!.header
+    expect([last.producerEpoch, last.baseSequence]).toEqual([1, 0])
+    expect(k.log('t', 0).records.map((r) => r.value)).toEqual(['next'])
+  })
 })
 
