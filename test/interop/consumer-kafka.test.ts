@@ -127,7 +127,7 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
         await committed.stop()
         expect(committed.backwards).toEqual([])
         expect([...committed.last.values()].reduce((n, o) => n + o, 0n)).toBe(BigInt(produced))
-        console.log(`Kafka ${version}: ${produced} records, ${audit.owners.size} generations, ${audit.duplicates()} duplicates (all from the killed member's uncommitted window)`)
+        console.log(`Kafka ${version}: ${produced} records, ${audit.owners.size} generations, ${audit.duplicates()} duplicates, each inside an uncommitted window`)
       } finally {
         await audit.stopAll()
         await committed.stop().catch(() => {})

@@ -355,7 +355,9 @@ export class Consumer extends EventEmitter {
     const c = this.coordinator
     if (this.mode !== 'subscribed' || c === undefined) return { generationId: -1, memberId: '', groupInstanceId: null }
     const m = c.membership
-    if (m.hasGeneration) return { generationId: m.generationId, memberId: m.memberId, groupInstanceId: this.options.groupInstanceId }
+    // Java's generationIfStable: between JoinGroup and SyncGroup the coordinator answers
+    // REBALANCE_IN_PROGRESS, which would only ask for yet another rebalance.
+    if (m.state === 'stable' && m.hasGeneration) return { generationId: m.generationId, memberId: m.memberId, groupInstanceId: this.options.groupInstanceId }
     if (m.state === 'joining' || m.state === 'syncing') return new ProtocolError(ErrorCodes.REBALANCE_IN_PROGRESS, { api: 'OffsetCommit', groupId: c.groupId })
     return new CommitFailedError('this member is not in a generation of the group', ErrorCodes.UNKNOWN_MEMBER_ID)
   }
@@ -611,7 +613,7 @@ export class Consumer extends EventEmitter {
     if (this.autoCommitTimer === undefined && this.options.autoCommit && this.committer !== undefined) {
       this.autoCommitTimer = setInterval(() => {
         if (this.closing !== undefined) return
-        if (this.mode === 'subscribed' && this.coordinator?.membership.hasGeneration !== true) return
+        if (this.mode === 'subscribed' && this.coordinator?.membership.state !== 'stable') return
         void this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.debug({ err }, 'auto-commit failed'))
       }, this.options.autoCommitIntervalMs)
       this.autoCommitTimer.unref()
