@@ -598,6 +598,7 @@ export class Consumer extends EventEmitter {
     if (owned.length > 0) void this.lock.run(() => this.loseNow(owned, this.coordinator?.membership.snapshot() ?? NO_GENERATION))
   }
 
+  /** Topics matching the pattern now; they join the cluster's tracked topics, kept fresh with them. */
   private async matchPattern(pattern: RegExp): Promise<string[]> {
     const { metadata } = await this.cluster.fetchMetadata(null)
     const out: string[] = []
@@ -605,7 +606,9 @@ export class Consumer extends EventEmitter {
       pattern.lastIndex = 0
       if (!t.isInternal && pattern.test(t.name)) out.push(t.name)
     }
-    return out.sort()
+    out.sort()
+    if (out.length > 0) await this.cluster.refreshMetadata(out)
+    return out
   }
 
   /** Auto-commit, and the metadata check that notices new partitions or newly matching topics. */
