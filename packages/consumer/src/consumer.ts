@@ -1,16 +1,17 @@
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
-import { ClientClosedError, Cluster, isRetriable, sleep } from '@tidelog/client'
+import { ClientClosedError, Cluster } from '@tidelog/client'
 import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
 import { Committer, type CommitIdentity } from './committer.js'
 import { Delivery, DeliveryIterator } from './delivery.js'
-import { CommitFailedError, IllegalStateError, NoOffsetForPartitionError, OffsetOutOfRangeError } from './errors.js'
+import { CommitFailedError, IllegalStateError, OffsetOutOfRangeError } from './errors.js'
 import { Fetcher } from './fetcher.js'
 import { resolveAssignors } from './group/assignors/index.js'
 import { ConsumerCoordinator } from './group/coordinator.js'
 import { CoordinatorLink } from './group/coordinator-link.js'
 import { Mutex } from './lock.js'
-import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookupOffsets, type OffsetQuery } from './offset-lookup.js'
+import { PositionResolver } from './position-resolver.js'
+import { Rebalance } from './rebalance.js'
 import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
 import { Assignment, type PartitionState } from './positions.js'
 import { sortPartitions, tpKey, type Batch, type GroupGeneration, type Message, type RebalanceListener, type TopicPartition, type TopicPartitionOffset } from './types.js'
@@ -64,8 +65,8 @@ export class Consumer extends EventEmitter {
   private listener: RebalanceListener | undefined
   private autoCommitTimer: NodeJS.Timeout | undefined
   private metadataTimer: NodeJS.Timeout | undefined
-  private resolution: Promise<void> | undefined
-  private resolveAgain = false
+  private readonly resolver: PositionResolver
+  private readonly rebalance: Rebalance
   private lastPolls = -1
   private lastProgressAt = performance.now()
   private closing: Promise<void> | undefined
@@ -92,6 +93,19 @@ export class Consumer extends EventEmitter {
         onGenerationError: (code, who) => this.onCommitGenerationError(code, who),
       })
     }
+    this.resolver = new PositionResolver(this.cluster, this.options, this.assignment, this.committer, this.fetcher, this.delivery)
+    this.rebalance = new Rebalance({
+      assignment: this.assignment,
+      fetcher: this.fetcher,
+      delivery: this.delivery,
+      logger: this.cluster.logger,
+      listener: () => this.listener,
+      currentGeneration: () => this.coordinator?.membership.generationId,
+      commitProcessed: (states) => (this.options.autoCommit ? this.commitProcessed(states) : Promise.resolve()),
+      resolvePositions: () => void this.resolver.run(),
+      isClosing: () => this.closing !== undefined,
+      emit: (event, payload) => this.emit(event, payload),
+    })
   }
 
   // --- subscription and assignment ---------------------------------------------------------
@@ -141,7 +155,7 @@ export class Consumer extends EventEmitter {
     c.stop()
     await this.lock.run(async () => {
       const owned = this.owned()
-      if (owned.length > 0) await this.revokeNow(owned, c.membership.snapshot(), true, c.membership.hasGeneration)
+      if (owned.length > 0) await this.rebalance.revoke(owned, c.membership.snapshot(), true, c.membership.hasGeneration)
     })
     await c.leave('the consumer unsubscribed', true)
     c.dispose()
@@ -171,7 +185,7 @@ export class Consumer extends EventEmitter {
     void this.cluster
       .refreshMetadata(this.topics)
       .catch((err) => this.cluster.logger.warn({ err }, 'metadata for assigned partitions failed'))
-      .then(() => this.resolvePositions())
+      .then(() => this.resolver.run())
   }
 
   /** The partitions assigned now. */
@@ -233,7 +247,7 @@ export class Consumer extends EventEmitter {
       s.committed = -1n
     }
     this.afterSeek()
-    await this.resolvePositions()
+    await this.resolver.run()
   }
 
   private afterSeek(): void {
@@ -371,94 +385,7 @@ export class Consumer extends EventEmitter {
     c.requestRejoin(`a commit was answered ${code}`)
   }
 
-  // --- position lookups ------------------------------------------------------------------------
-
-  /**
-   * Gives every partition that needs one a position: the group's committed offset, else
-   * autoOffsetReset; or the earliest / latest / timestamp offset a seek asked for. Resolves once
-   * every lookup requested before (or during) the call is done.
-   */
-  private resolvePositions(): Promise<void> {
-    if (this.resolution !== undefined) {
-      this.resolveAgain = true
-      return this.resolution
-    }
-    const run = (async () => {
-      for (let attempt = 0; ; ) {
-        this.resolveAgain = false
-        const need = this.assignment.list().filter((s) => s.reset !== undefined && !s.halted)
-        if (need.length === 0 || this.closing !== undefined) return
-        try {
-          await this.resolve(need)
-          attempt = 0
-        } catch (err) {
-          if (!isRetriable(err)) {
-            for (const s of need) if (this.assignment.isCurrent(s) && s.reset !== undefined) s.halted = true
-            this.delivery.fail(err as Error)
-            return
-          }
-          this.cluster.logger.warn({ err }, 'looking up positions failed, retrying')
-          await sleep(this.cluster.retryBackoff.delay(attempt++))
-          this.resolveAgain = true
-        }
-        if (!this.resolveAgain) return
-      }
-    })().finally(() => {
-      this.resolution = undefined
-      this.fetcher.wake()
-    })
-    this.resolution = run
-    return run
-  }
-
-  private async resolve(states: PartitionState[]): Promise<void> {
-    const epochs = new Map(states.map((s) => [s, s.epoch]))
-    const live = (s: PartitionState): boolean => epochs.get(s) === s.epoch && this.assignment.isCurrent(s)
-    const fromGroup = states.filter((s) => s.reset === 'committed')
-    if (fromGroup.length > 0) {
-      const found = this.committer !== undefined ? await this.committer.fetch(fromGroup, this.options.defaultApiTimeoutMs) : new Map()
-      for (const s of fromGroup) {
-        if (!live(s)) continue
-        const c = found.get(s.key)
-        if (c !== undefined && c.offset >= 0n) {
-          s.seek(c.offset, c.leaderEpoch)
-          s.committed = c.offset
-          epochs.set(s, s.epoch)
-        } else {
-          s.reset = this.options.autoOffsetReset
-        }
-      }
-    }
-    const none = states.filter((s) => live(s) && s.reset === 'none')
-    if (none.length > 0) {
-      for (const s of none) s.halted = true
-      this.delivery.fail(new NoOffsetForPartitionError(none.map((s) => s.toJSON())))
-    }
-    const queries: OffsetQuery[] = []
-    const asked: PartitionState[] = []
-    for (const s of states) {
-      const r = s.reset
-      if (!live(s) || r === undefined || r === 'committed' || r === 'none') continue
-      asked.push(s)
-      queries.push({ topic: s.topic, partition: s.partition, timestamp: r === 'earliest' ? EARLIEST_TIMESTAMP : r === 'latest' ? LATEST_TIMESTAMP : r.timestamp })
-    }
-    if (queries.length === 0) return
-    const answers = await lookupOffsets(this.cluster, queries, this.options.isolationLevel, this.options.defaultApiTimeoutMs)
-    const toEnd: PartitionState[] = []
-    for (const s of asked) {
-      if (!live(s)) continue
-      const a = answers.get(s.key)
-      if (a === undefined) continue
-      if (a.offset < 0n) {
-        // No record at or after the timestamp: Java's offsetsForTimes says null; we go to the end.
-        s.requestReset('latest')
-        toEnd.push(s)
-        continue
-      }
-      s.seek(a.offset, a.leaderEpoch)
-    }
-    if (toEnd.length > 0) this.resolveAgain = true
-  }
+  // --- position problems -----------------------------------------------------------------------
 
   private offsetOutOfRange(s: PartitionState, offset: bigint): void {
     const reset = this.options.autoOffsetReset
@@ -469,7 +396,7 @@ export class Consumer extends EventEmitter {
     }
     s.requestReset(reset)
     this.fetcher.purge()
-    void this.resolvePositions()
+    void this.resolver.run()
   }
 
   private halt(s: PartitionState, error: unknown, notify = true): void {
@@ -486,13 +413,13 @@ export class Consumer extends EventEmitter {
     return new ConsumerCoordinator(this.cluster, this.link!, this.options, this.assignorList, {
       topics: () => this.topics,
       owned: () => this.owned(),
-      revoke: (partitions, generation) => this.lock.run(() => this.revokeNow(partitions, generation, true, true)),
+      revoke: (partitions, generation) => this.lock.run(() => this.rebalance.revoke(partitions, generation, true, true)),
       lose: (partitions, generation) => {
         // A revocation waiting for the application to finish a message must not hold this up.
         this.delivery.abandon()
-        return this.lock.run(() => this.loseNow(partitions, generation))
+        return this.lock.run(() => this.rebalance.lose(partitions, generation))
       },
-      assign: (partitions, generation) => this.lock.run(() => this.assignNow(partitions, generation)),
+      assign: (partitions, generation) => this.lock.run(() => this.rebalance.assign(partitions, generation)),
       partitionCounts: (topics) => this.partitionCounts(topics),
       pollIdleMs: () => this.pollIdleMs(),
       onFatal: (error) => this.onGroupFatal(error),
@@ -523,79 +450,10 @@ export class Consumer extends EventEmitter {
     return out
   }
 
-  /**
-   * Revocation: nothing more is delivered from the partitions; the application finishes the
-   * message it holds from them (when `waitForAck`); the listener runs; processed offsets are
-   * committed (auto-commit, with a live generation); then the partitions are dropped.
-   */
-  private async revokeNow(partitions: TopicPartition[], generation: GroupGeneration, waitForAck: boolean, commit: boolean): Promise<void> {
-    const states = new Set<PartitionState>()
-    for (const tp of partitions) {
-      const s = this.assignment.get(tp.topic, tp.partition)
-      if (s === undefined) continue
-      s.revoking = true
-      states.add(s)
-    }
-    if (states.size === 0) return
-    this.fetcher.purge()
-    if (waitForAck && this.closing === undefined) await this.delivery.waitForAck(states)
-    const m = this.coordinator?.membership
-    if (m !== undefined && generation.generationId >= 0 && m.generationId !== generation.generationId) {
-      // The generation ended while the application finished its message (poll timeout, session
-      // expiry): the partitions are lost, not revoked, and nothing may be committed for them.
-      await this.loseNow(partitions, generation)
-      return
-    }
-    const list = sortPartitions([...states].map((s) => s.toJSON()))
-    await this.callListener('onPartitionsRevoked', list, generation)
-    if (commit && this.options.autoCommit && this.committer !== undefined) {
-      await this.commitProcessed([...states]).catch((err) => this.cluster.logger.warn({ err }, 'committing revoked partitions failed'))
-    }
-    this.assignment.remove(list)
-    this.fetcher.purge()
-    this.emit('partitions.revoked', { partitions: list, generation })
-  }
-
-  private async loseNow(partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
-    const states = partitions.map((tp) => this.assignment.get(tp.topic, tp.partition)).filter((s): s is PartitionState => s !== undefined)
-    if (states.length === 0) return
-    for (const s of states) s.revoking = true
-    this.fetcher.purge()
-    this.delivery.abandon()
-    const list = sortPartitions(states.map((s) => s.toJSON()))
-    // Java's default onPartitionsLost calls onPartitionsRevoked.
-    await this.callListener(this.listener?.onPartitionsLost !== undefined ? 'onPartitionsLost' : 'onPartitionsRevoked', list, generation)
-    this.assignment.remove(list)
-    this.fetcher.purge()
-    this.emit('partitions.lost', { partitions: list, generation })
-  }
-
-  private async assignNow(partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
-    if (this.closing !== undefined) return
-    this.assignment.add(partitions)
-    const list = sortPartitions(partitions.slice())
-    // Java calls onPartitionsAssigned after every rebalance, even with nothing new.
-    await this.callListener('onPartitionsAssigned', list, generation)
-    this.emit('partitions.assigned', { partitions: list, generation })
-    void this.resolvePositions()
-  }
-
-  private async callListener(name: keyof RebalanceListener, partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {
-    const fn = this.listener?.[name]
-    if (fn === undefined) return
-    try {
-      await fn.call(this.listener, partitions, generation)
-    } catch (err) {
-      // Java hands listener exceptions to poll(); so do we, after the rebalance goes on.
-      this.cluster.logger.error({ err, listener: name }, 'rebalance listener failed')
-      this.delivery.fail(err instanceof Error ? err : new Error(String(err)))
-    }
-  }
-
   private onGroupFatal(error: Error): void {
     this.delivery.fail(error)
     const owned = this.owned()
-    if (owned.length > 0) void this.lock.run(() => this.loseNow(owned, this.coordinator?.membership.snapshot() ?? NO_GENERATION))
+    if (owned.length > 0) void this.lock.run(() => this.rebalance.lose(owned, this.coordinator?.membership.snapshot() ?? NO_GENERATION))
   }
 
   /** Topics matching the pattern now; they join the cluster's tracked topics, kept fresh with them. */
@@ -672,6 +530,7 @@ export class Consumer extends EventEmitter {
     this.delivery.closed = true
     this.delivery.wake()
     const commit = options.commit !== false
+    this.resolver.stopped = true
     const c = this.coordinator
     try {
       if (c !== undefined) {
@@ -679,8 +538,8 @@ export class Consumer extends EventEmitter {
         await this.lock.run(async () => {
           const owned = this.owned()
           if (owned.length === 0) return
-          if (c.membership.hasGeneration) await this.revokeNow(owned, c.membership.snapshot(), false, commit)
-          else await this.loseNow(owned, c.membership.snapshot())
+          if (c.membership.hasGeneration) await this.rebalance.revoke(owned, c.membership.snapshot(), false, commit)
+          else await this.rebalance.lose(owned, c.membership.snapshot())
         })
         const leave = options.leaveGroup ?? !c.isStatic
         if (leave) await c.leave('the consumer is closing', true)

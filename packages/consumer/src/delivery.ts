@@ -52,6 +52,11 @@ export class Delivery {
     if (this.ackWaiters.length > 0) this.releaseWaiters()
   }
 
+  /** abandon(), if what the application holds comes from one of these partitions. */
+  abandonFrom(states: ReadonlySet<PartitionState>): void {
+    if (this.outstanding !== undefined && states.has(this.outstanding)) this.abandon()
+  }
+
   private releaseWaiters(): void {
     const w = this.ackWaiters
     this.ackWaiters = []
