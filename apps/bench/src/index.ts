@@ -3,7 +3,7 @@
 // DIR/latest.json and DIR/latest.md (DIR defaults to bench-results, bench-results/quick
 // for --quick).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Brokers } from './env/brokers.js'
 import { checkGoals } from './goals.js'
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
       memory: `${Math.round(totalmem() / 2 ** 30)} GiB`,
       node: process.version,
+      loadAverage: { start: loadavg()[0]!, end: NaN },
     },
     command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
     timing: { ...timing, mode: args.quick ? 'quick' : 'full', endToEndRounds: rounds },
@@ -102,6 +103,7 @@ async function main(): Promise<void> {
     printRow(ingest)
   }
   report.goals = checkGoals(report.scenarios)
+  report.machine.loadAverage!.end = loadavg()[0]!
   const dir = resolve(args.out)
   mkdirSync(dir, { recursive: true })
   const md = markdown(report)

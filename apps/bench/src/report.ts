@@ -4,7 +4,7 @@ import type { ScenarioResult } from './types.js'
 
 export interface Report {
   date: string
-  machine: { cpus: number; cpuModel: string; memory: string; node: string }
+  machine: { cpus: number; cpuModel: string; memory: string; node: string; loadAverage?: { start: number; end: number } }
   command: string
   timing: Timing & { mode: 'quick' | 'full'; endToEndRounds: number }
   scenarios: ScenarioResult[]
@@ -38,7 +38,9 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
   const compact = options.compact === true
   const lines = [
     ...(compact ? [] : [`${h} tidelog benchmark, ${r.date}`, '']),
-    `${compact ? `Measured ${r.date.slice(0, 16).replace('T', ' ')} UTC on ` : ''}${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}. Command: \`${r.command}\` (${t.mode}).`,
+    `${compact ? `Measured ${r.date.slice(0, 16).replace('T', ' ')} UTC on ` : ''}${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}` +
+      (r.machine.loadAverage === undefined ? '' : `, load average ${r.machine.loadAverage.start.toFixed(1)} at the start and ${r.machine.loadAverage.end.toFixed(1)} at the end (other work on the machine shows in the spread)`) +
+      `. Command: \`${r.command}\` (${t.mode}).`,
     '',
     `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
       `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
@@ -93,6 +95,6 @@ export function withReadmeSection(readme: string, r: Report): string {
     '`npm run bench -- P1` (or a suite: `codec`, `produce`, ...) runs one; `npm run bench -- --quick` is the short run CI does. ' +
     'Add `--readme` to refresh this section. `BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; ' +
     '`node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\n'
-  const body = how + markdown(r, { compact: true, level: 3 })
+  const body = how + markdown(r, { compact: true, level: 2 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }

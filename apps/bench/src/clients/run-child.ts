@@ -7,13 +7,13 @@ const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url))
 
 /**
  * With BENCH_CPU_PROF=DIR every client process writes a V8 CPU profile there
- * (`node --cpu-prof`), named after the client, job and topic.
+ * (`node --cpu-prof`), named after the client, the job, the broker's port and the topic.
  */
 function profileArgs(job: Job): string[] {
   const dir = process.env.BENCH_CPU_PROF
   if (dir === undefined || dir === '') return []
   mkdirSync(dir, { recursive: true })
-  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${job.client}-${job.kind}-${job.topic}-${process.hrtime.bigint()}.cpuprofile`]
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${job.client}-${job.kind}-${job.bootstrap.split(':').pop()}-${job.topic}.cpuprofile`]
 }
 
 /** Runs one job in a fresh Node process and returns what it measured. */
