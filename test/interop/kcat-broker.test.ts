@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Broker, startBroker } from '@tidelog/broker'
+import { Consumer } from '@tidelog/consumer'
 import { peerUnavailable } from '../helpers/kafka.js'
 
 const dirs: string[] = []
@@ -61,6 +62,22 @@ describe.skipIf(!hasKcat())('kcat (librdkafka) against the broker', () => {
     const consume = await kcat(['-b', addr, '-C', '-t', topic, '-o', 'beginning', '-e', '-q', '-K', '\t'])
     expect(consume.status, consume.stderr).toBe(0)
     expect(consume.stdout).toBe(input)
+
+    // librdkafka's batches (its own snappy, gzip, lz4 and zstd framing) are read by
+    // the tidelog consumer too, in order and byte for byte.
+    const consumer = new Consumer({ brokers: [addr], clientId: 'kcat-reader' })
+    try {
+      consumer.assign([{ topic, partition: 0 }])
+      await consumer.seekToBeginning()
+      const lines: string[] = []
+      for await (const m of consumer) {
+        lines.push(`${m.key!.toString()}\t${m.value!.toString()}`)
+        if (lines.length === 10_000) break
+      }
+      expect(lines.join('\n') + '\n').toBe(input)
+    } finally {
+      await consumer.close()
+    }
   })
 
   it('lists brokers, topics and partitions with -L', async () => {
