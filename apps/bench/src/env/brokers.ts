@@ -33,9 +33,9 @@ export function tidelogBrokerMain(): string {
 }
 
 /** Starts `node apps/broker/dist/main.js` and resolves once it printed its ready line. */
-export function spawnTidelogBroker(args: string[], timeoutMs = 30_000): Promise<{ proc: ChildProcess; port: number; readyAt: number }> {
+export function spawnTidelogBroker(args: string[], timeoutMs = 30_000, nodeArgs: string[] = []): Promise<{ proc: ChildProcess; port: number; readyAt: number }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [tidelogBrokerMain(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(process.execPath, [...nodeArgs, tidelogBrokerMain(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     const timer = setTimeout(() => {
@@ -72,7 +72,10 @@ export async function stopProcess(proc: ChildProcess, graceMs = 15_000): Promise
 
 async function startTidelog(): Promise<BrokerHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'tidelog-bench-broker-'))
-  const { proc, port } = await spawnTidelogBroker(['--port', '0', '--data-dir', dir, '--num-partitions', String(PARTITIONS), '--log-level', 'warn'])
+  // With BENCH_CPU_PROF the shared broker is profiled too (written when it stops).
+  const prof = process.env.BENCH_CPU_PROF
+  const nodeArgs = prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`, `--cpu-prof-name=tidelog-broker-${process.pid}.cpuprofile`]
+  const { proc, port } = await spawnTidelogBroker(['--port', '0', '--data-dir', dir, '--num-partitions', String(PARTITIONS), '--log-level', 'warn'], 30_000, nodeArgs)
   return {
     kind: 'tidelog',
     label: 'tidelog broker',
