@@ -8,6 +8,7 @@ import {
   RECORD_BATCH_OVERHEAD,
   compress,
   compressionName,
+  getCodec,
   isRetriable as isRetriableCode,
 } from '@tidelog/protocol'
 import { Accumulator, type TopicQueues } from './accumulator.js'
@@ -31,7 +32,8 @@ type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
 /**
  * Fails at construction when the chosen codec cannot compress here (zstd needs node:zlib's zstd,
  * Node >= 22.15, or a registered codec), rather than on every record later. Returns whether the
- * codec works asynchronously.
+ * codec works asynchronously, or can (compressAsync, e.g. gzip on the libuv pool): then the
+ * sender compresses several batches at once while the main thread keeps batching.
  */
 function probeCodec(type: CompressionType): boolean {
   if (type === CompressionType.None) return false
@@ -41,7 +43,7 @@ function probeCodec(type: CompressionType): boolean {
   } catch (e) {
     throw new CompressionError(`compression '${compressionName(type)}' is not available: ${(e as Error).message}`, { cause: e })
   }
-  if (out instanceof Uint8Array) return false
+  if (out instanceof Uint8Array) return getCodec(type).compressAsync !== undefined
   out.catch(() => undefined)
   return true
 }

@@ -14,6 +14,11 @@ import { CompressionType, compressionName, compressionTypeOf, type CompressionNa
 export interface CompressionCodec {
   compress(data: Uint8Array): Uint8Array | Promise<Uint8Array>
   decompress(data: Uint8Array, maxOutputBytes: number): Uint8Array | Promise<Uint8Array>
+  /**
+   * Optional: the same output as `compress`, produced off the main thread (e.g. node:zlib's
+   * callback API on the libuv pool). Async callers prefer it; `compress` stays for sync callers.
+   */
+  compressAsync?(data: Uint8Array): Promise<Uint8Array>
 }
 
 /** The cap on one batch's decompressed size unless a caller passes its own. */
@@ -86,6 +91,41 @@ export function compress(type: number, data: Uint8Array): Uint8Array | Promise<U
   return Promise.resolve(out).catch((e: unknown) => {
     throw wrapError(type, e)
   })
+}
+
+/**
+ * compress() for callers that can wait: uses the codec's compressAsync when it has one, so the
+ * work leaves the main thread, and otherwise whatever compress returns.
+ */
+export function compressAsync(type: number, data: Uint8Array): Promise<Uint8Array> {
+  const codec = getCodec(type)
+  if (codec.compressAsync === undefined) {
+    try {
+      return Promise.resolve(compress(type, data))
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+  }
+  let out: Promise<Uint8Array>
+  try {
+    out = codec.compressAsync(data)
+  } catch (e) {
+    return Promise.reject(wrapError(type, e))
+  }
+  return Promise.resolve(out).then(
+    (o) => {
+      if (!(o instanceof Uint8Array)) throw new CompressionError(`${compressionName(type)} codec returned ${typeof o}`)
+      return o
+    },
+    (e: unknown) => {
+      throw wrapError(type, e)
+    },
+  )
+}
+
+/** Whether the codec for a type compresses off the main thread when asked through compressAsync. */
+export function hasAsyncCompress(type: number): boolean {
+  return getCodec(type).compressAsync !== undefined
 }
 
 function checkOutput(type: number, out: unknown, max: number): Uint8Array {

@@ -13,7 +13,7 @@ import {
   type RecordBatchHeader,
 } from './batch-header.js'
 import { int32BE, putInt16BE, putInt32BE, putInt64BE } from './bytes.js'
-import { compress, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES } from './compression.js'
+import { compress, compressAsync, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES } from './compression.js'
 import { CompressionType, compressionTypeOf, type CompressionName } from './compression-type.js'
 import { crc32c } from './crc32c.js'
 import { CorruptRecordError } from './errors.js'
@@ -309,7 +309,7 @@ export async function encodeRecordBatchAsync(input: EncodeRecordBatchInput): Pro
   const codec = compressionTypeOf(input.compression ?? CompressionType.None)
   if (codec === CompressionType.None) return encodeRecordBatch(input)
   const p = plan(input)
-  return finishCompressed(input, codec, p, await compress(codec, encodeBody(input, p)))
+  return finishCompressed(input, codec, p, await compressAsync(codec, encodeBody(input, p)))
 }
 
 export interface DecodeRecordBatchOptions {

@@ -13,6 +13,11 @@ const LEVEL = 6
 export function nodeGzipCodec(zlib: typeof Zlib): CompressionCodec {
   return {
     compress: (data) => zlib.gzipSync(data, { level: LEVEL }),
+    // The callback API deflates on the libuv thread pool: the producer keeps batching while it runs.
+    compressAsync: (data) =>
+      new Promise<Uint8Array>((resolve, reject) =>
+        zlib.gzip(data, { level: LEVEL }, (err, out) => (err ? reject(err) : resolve(out))),
+      ),
     decompress(data, max) {
       try {
         // maxOutputLength must be >= 1; an empty result still fits in a cap of 0.

@@ -1,11 +1,12 @@
-import snappyjs from 'snappyjs'
 import { CompressionError, DecompressionLimitError } from '../../errors/base.js'
+import { snappyCompressRaw } from './snappy-compress.js'
 
 // Snappy as Kafka carries it. Producers may write either a raw snappy block
 // (kafkajs, librdkafka) or the xerial framing of snappy-java's
 // SnappyOutputStream (the Java client): an 8-byte magic, two int32 versions,
 // then int32-length-prefixed raw blocks. We write raw and read both.
 //
+// Encoding is snappy-compress.ts (about 2x snappyjs on record batches).
 // Decoding is our own: each block's declared length is checked against the cap
 // and against what the block could possibly expand to before anything is
 // allocated, and every tag is bounds-checked, so hostile input cannot make us
@@ -17,7 +18,7 @@ const XERIAL_HEADER = 16
 const MAX_EXPANSION = 22
 
 export function snappyCompress(data: Uint8Array): Uint8Array {
-  return snappyjs.compress(Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+  return snappyCompressRaw(data)
 }
 
 export function isXerialFramed(src: Uint8Array): boolean {
