@@ -2,11 +2,13 @@ import { Decompress } from 'fzstd'
 import type * as Zlib from 'node:zlib'
 import { CompressionError, DecompressionLimitError } from '../../errors/base.js'
 import type { CompressionCodec } from '../compression.js'
+import { zstdCompress } from './zstd-compress.js'
 
 // zstd (KIP-110). Decoding is pure JS (fzstd) so every consumer can read topics
 // that a broker or producer compressed with zstd; see prepareFrames for how its
-// memory is kept in proportion to the input. Encoding needs node:zlib's
-// zstd (Node >= 22.15); elsewhere register a codec of your own.
+// memory is kept in proportion to the input. Encoding uses node:zlib's native
+// zstd where it exists (Node >= 22.15: faster, better ratio) and our own
+// compressor (zstd-compress.ts) elsewhere, so producers on Node 20 write zstd too.
 
 const FRAME_MAGIC = 0xfd2fb528
 const MAX_BLOCK = 128 * 1024
@@ -134,10 +136,7 @@ export function zstdCodec(zlib: typeof Zlib | undefined): CompressionCodec {
   const native = zlib as (typeof Zlib & { zstdCompressSync?: (d: Uint8Array) => Buffer }) | undefined
   return {
     compress(data) {
-      if (native?.zstdCompressSync === undefined) {
-        throw new CompressionError('zstd compression needs node:zlib with zstd (Node >= 22.15); register a zstd codec to produce it here')
-      }
-      return native.zstdCompressSync(data)
+      return native?.zstdCompressSync !== undefined ? native.zstdCompressSync(data) : zstdCompress(data)
     },
     decompress: zstdDecompress,
   }
