@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the interop peers that come from Debian when they are missing:
-# kcat (librdkafka), python3-kafka (kafka-python) and python3-confluent-kafka.
+# kcat (librdkafka), python3-kafka (kafka-python), python3-confluent-kafka and the
+# zstd CLI (the reference decoder our zstd frames are checked against).
 # The Python modules belong to /usr/bin/python3 (the first python3 on PATH may be
 # another one). Apache Kafka itself comes from Maven Central (test/helpers/kafka.ts).
 # Under CI=true a peer that cannot be installed fails the run; elsewhere it warns.
@@ -12,9 +13,10 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1 || missing+=(python3-confluent-kafka)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java"
+  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java, zstd"
   exit 0
 fi
 

@@ -39,7 +39,8 @@ function randomBytes(n: number, seed: number): Buffer {
   return b
 }
 
-const WORDS = 'the order payment user session checkout cart item product shipped delivered failed retry timeout request service account'.split(' ')
+const WORDS =
+  'the order payment user session checkout cart item product shipped delivered failed retry timeout request service account'.split(' ')
 
 function textLike(n: number, seed: number): Buffer {
   const next = rng(seed)
@@ -70,7 +71,7 @@ function skewedBytes(n: number, seed: number): Buffer {
   const b = Buffer.allocUnsafe(n)
   for (let i = 0; i < n; i++) {
     const r = next()
-    b[i] = r & 1 ? 200 + (r >>> 1) % 8 : r & 2 ? (r >>> 2) % 64 : (r >>> 2) & 0xff
+    b[i] = r & 1 ? 200 + ((r >>> 1) % 8) : r & 2 ? (r >>> 2) % 64 : (r >>> 2) & 0xff
   }
   return b
 }
@@ -260,7 +261,13 @@ describe('zstdCompress', () => {
       const parts: Buffer[] = []
       for (let j = next() % 30; j >= 0; j--) {
         const kind = next() % 3
-        parts.push(kind === 0 ? randomBytes(next() % 3000, next()) : kind === 1 ? Buffer.alloc(next() % 2000, next()) : textLike(next() % 5000, next()))
+        parts.push(
+          kind === 0
+            ? randomBytes(next() % 3000, next())
+            : kind === 1
+            ? Buffer.alloc(next() % 2000, next())
+            : textLike(next() % 5000, next()),
+        )
       }
       const data = Buffer.concat(parts)
       expect(viaCli(zstdCompress(data)).equals(data)).toBe(true)
