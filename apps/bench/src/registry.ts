@@ -7,6 +7,9 @@ import type { Suite } from './types.js'
 /** Every suite, in the order a full run takes them: brokers are measured idle before any load. */
 export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency]
 
+/** Other names the issues and READMEs use for suites (`npm run bench -- producer`). */
+const ALIASES: Record<string, string> = { producer: 'produce', consumer: 'consume' }
+
 export interface Selection {
   suite: Suite
   only: Set<string> | undefined
@@ -17,7 +20,8 @@ export function select(names: string[], suites: Suite[] = SUITES): Selection[] |
   if (names.length === 0) return suites.map((suite) => ({ suite, only: undefined }))
   const picked = new Map<Suite, Set<string> | undefined>()
   for (const raw of names) {
-    const bySuite = suites.find((s) => s.name === raw.toLowerCase())
+    const name = raw.toLowerCase()
+    const bySuite = suites.find((s) => s.name === (ALIASES[name] ?? name))
     if (bySuite !== undefined) {
       picked.set(bySuite, undefined)
       continue

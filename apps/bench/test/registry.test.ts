@@ -33,6 +33,11 @@ describe('scenario registry', () => {
     expect(select(['P9'])).toMatch(/unknown/)
   })
 
+  it('accepts the names the issues use: producer and consumer', () => {
+    const picked = select(['producer', 'consumer']) as Exclude<ReturnType<typeof select>, string>
+    expect(picked.map((x) => x.suite.name)).toEqual(['produce', 'consume'])
+  })
+
   it('the codec suite builds its scenarios, and each implementation runs', async () => {
     const codec = SUITES.find((s) => s.name === 'codec')!
     const scenarios = await codec.scenarios!()
