@@ -123,11 +123,6 @@ export function compressAsync(type: number, data: Uint8Array): Promise<Uint8Arra
   )
 }
 
-/** Whether the codec for a type compresses off the main thread when asked through compressAsync. */
-export function hasAsyncCompress(type: number): boolean {
-  return getCodec(type).compressAsync !== undefined
-}
-
 function checkOutput(type: number, out: unknown, max: number): Uint8Array {
   if (!(out instanceof Uint8Array)) throw new CompressionError(`${compressionName(type)} codec returned ${typeof out}`)
   if (out.length > max) throw new DecompressionLimitError(compressionName(type), max)
