@@ -22,6 +22,12 @@ const WINDOW_LOG = 23
 const WINDOW = 1 << WINDOW_LOG
 const MIN_MATCH = 4
 const HASH_PRIME = 0x9e3779b1
+/**
+ * The farthest a 4- or 5-byte match may reach back (unless it repeats a recent offset): a match
+ * costs about 14 bits of codes plus log2(offset) extra bits, a literal about 6 bits.
+ */
+const FAR_4 = 1 << 10
+const FAR_5 = 1 << 15
 /** Blocks this small are stored raw: sequences would not pay for their headers. */
 const MIN_COMPRESSED_BLOCK = 16
 
@@ -88,7 +94,6 @@ interface MatchState {
   lits: Uint8Array
   litCount: number
 }
-
 
 /**
  * One zstd frame holding `data` (RFC 8878), decodable by any zstd decoder.
@@ -237,6 +242,7 @@ function findSequences(m: MatchState, start: number, end: number): void {
   while (ip <= limit) {
     const cur = view.getInt32(ip, true)
     const h = Math.imul(cur, HASH_PRIME) >>> hashShift
+    // A candidate may be this very position (entered by a lazy look-ahead): only earlier ones count.
     let ref = hash[h]! - 1
     hash[h] = ip + 1
     let matchStart = ip
@@ -244,7 +250,7 @@ function findSequences(m: MatchState, start: number, end: number): void {
     if (ip > anchor && ip >= rep0 && view.getInt32(ip - rep0, true) === cur) {
       ref = ip - rep0
       len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
-    } else if (ref >= 0 && ip - ref < window && view.getInt32(ref, true) === cur) {
+    } else if (ref >= 0 && ref < ip && ip - ref < window && view.getInt32(ref, true) === cur) {
       len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
       if (lazy && ip + 1 <= limit) {
         // One position later may start a longer match (worth the literal it costs).
@@ -271,6 +277,11 @@ function findSequences(m: MatchState, start: number, end: number): void {
       len++
     }
     const offset = matchStart - ref
+    if (len < MIN_MATCH + 2 && offset > (len === MIN_MATCH ? FAR_4 : FAR_5) && offset !== rep0 && offset !== rep1 && offset !== rep2) {
+      // Too short for how far back it is: its offset's extra bits cost more than the bytes as literals.
+      ip += 1 + ((ip - anchor) >>> skipLog)
+      continue
+    }
     const ll = matchStart - anchor
     if (ll < 32) {
       for (let i = anchor; i < matchStart; i++) lits[litCount++] = src[i]!
