@@ -4,12 +4,14 @@ import { llCode, mlCode, Sequences, writeSequences } from './zstd-sequences.js'
 // A zstd compressor in plain TypeScript, written from RFC 8878, so producers on
 // Node 20 (no zstd in node:zlib) can write KIP-110 zstd batches. One frame with
 // the content size; blocks of up to 128 KiB, each compressed, RLE or raw,
-// whichever is smallest. Matches come from a hash table of 4-byte prefixes
-// (greedy, or lazy by one position at higher levels) reaching anywhere earlier
-// in the frame up to an 8 MiB window, with the most recent offset tried first
-// since repeat offsets cost almost nothing; sequences use the predefined FSE
-// distributions, literals are Huffman-coded when that is smaller. No content
-// checksum (it is optional; Kafka's batches carry their own CRC32C).
+// whichever is smallest. Matches come from hash tables of 4-byte (and, from
+// level 3, 8-byte) prefixes, greedy or lazy by one position, reaching anywhere
+// earlier in the frame up to an 8 MiB window; the most recent offset is tried
+// first, since a repeat offset costs almost nothing. Each sequence code stream
+// uses the predefined FSE table, one fitted to the block, or RLE, whichever is
+// smallest (zstd-sequences.ts); literals are Huffman-coded when that is smaller
+// (zstd-literals.ts). No content checksum: it is optional, and Kafka's batches
+// carry their own CRC32C.
 
 const MAGIC = 0xfd2fb528
 const MAX_BLOCK = 128 * 1024
@@ -22,6 +24,7 @@ const WINDOW_LOG = 23
 const WINDOW = 1 << WINDOW_LOG
 const MIN_MATCH = 4
 const HASH_PRIME = 0x9e3779b1
+const LONG_PRIME = 0x85ebca77
 /**
  * The farthest a 4- or 5-byte match may reach back (unless it repeats a recent offset): a match
  * costs about 14 bits of codes plus log2(offset) extra bits, a literal about 6 bits.
@@ -37,6 +40,8 @@ interface Params {
   hashLog: number
   /** Literal runs make the search step grow by one every 2^skipLog bytes: incompressible data costs little time. */
   skipLog: number
+  /** A second table, of 8-byte prefixes (0: none): finds the longer of the matches a 4-byte prefix starts. */
+  longHashLog: number
   /** Also try one position later and keep the longer match. */
   lazy: boolean
   /** Also enter a position near the start of each match into the hash table (better ratio, a little slower). */
@@ -46,11 +51,11 @@ interface Params {
 
 function paramsFor(level: number): Params {
   if (level === 0) level = ZSTD_DEFAULT_LEVEL
-  if (level < 0) return { hashLog: 13, skipLog: 4, lazy: false, primeStart: false, huffman: false }
-  if (level <= 1) return { hashLog: 14, skipLog: 5, lazy: false, primeStart: false, huffman: true }
-  if (level === 2) return { hashLog: 14, skipLog: 6, lazy: false, primeStart: true, huffman: true }
-  if (level === 3) return { hashLog: 15, skipLog: 7, lazy: false, primeStart: true, huffman: true }
-  return { hashLog: 16, skipLog: 9, lazy: true, primeStart: true, huffman: true }
+  if (level < 0) return { hashLog: 13, skipLog: 4, longHashLog: 0, lazy: false, primeStart: false, huffman: false }
+  if (level <= 1) return { hashLog: 14, skipLog: 5, longHashLog: 0, lazy: false, primeStart: false, huffman: true }
+  if (level === 2) return { hashLog: 14, skipLog: 6, longHashLog: 0, lazy: false, primeStart: true, huffman: true }
+  if (level === 3) return { hashLog: 15, skipLog: 7, longHashLog: 15, lazy: false, primeStart: true, huffman: true }
+  return { hashLog: 16, skipLog: 9, longHashLog: 16, lazy: true, primeStart: true, huffman: true }
 }
 
 /** Reused between calls (compression is synchronous), so small inputs allocate little. */
@@ -81,6 +86,9 @@ interface MatchState {
   src: Uint8Array
   hash: Int32Array
   hashShift: number
+  /** The 8-byte-prefix table; longShift 0 when there is none. */
+  longHash: Int32Array
+  longShift: number
   /** Offsets must be smaller than the window. */
   window: number
   skipLog: number
@@ -111,16 +119,20 @@ export function zstdCompress(data: Uint8Array, level: number = ZSTD_DEFAULT_LEVE
   // Room for every block stored raw, plus one compressed attempt that came out
   // larger (at most 9 bytes per 4-byte match beyond the raw size).
   const outSize = 18 + n + 3 * blocks + Math.ceil((blockMax * 5) / 4) + 32
-  const s = scratchFor(1 << hashLog, blockMax, outSize)
+  const longLog = p.longHashLog === 0 ? 0 : Math.min(p.longHashLog, Math.max(10, 32 - Math.clz32(n)))
+  const tables = (1 << hashLog) + (longLog === 0 ? 0 : 1 << longLog)
+  const s = scratchFor(tables, blockMax, outSize)
   const out = s.out
+  s.hash.fill(0, 0, tables)
   const hash = s.hash.subarray(0, 1 << hashLog)
-  hash.fill(0)
 
   let pos = writeFrameHeader(out, n, single)
   const m: MatchState = {
     src: data,
     hash,
     hashShift: 32 - hashLog,
+    longHash: longLog === 0 ? hash : s.hash.subarray(1 << hashLog, tables),
+    longShift: longLog === 0 ? 0 : 32 - longLog,
     window: single ? n : WINDOW,
     skipLog: p.skipLog,
     lazy: p.lazy,
@@ -224,7 +236,7 @@ function extend(view: DataView, b: Uint8Array, a: number, ref: number, end: numb
  * m.lits), advancing the repeat offsets as the decoder will.
  */
 function findSequences(m: MatchState, start: number, end: number): void {
-  const { src, hash, hashShift, window, skipLog, lazy, primeStart, lits } = m
+  const { src, hash, hashShift, longHash, longShift, window, skipLog, lazy, primeStart, lits } = m
   const view = new DataView(src.buffer, src.byteOffset, src.byteLength)
   const seqs = m.seqs
   seqs.reset()
@@ -239,17 +251,36 @@ function findSequences(m: MatchState, start: number, end: number): void {
   const limit = end - MIN_MATCH
   // Positions whose 4 bytes can be read (hash priming may look past this block).
   const readable = src.length - MIN_MATCH
+  // Where a long (8-byte) candidate can still be checked inside the block.
+  const longLimit = longShift === 0 ? -1 : end - 8
   while (ip <= limit) {
     const cur = view.getInt32(ip, true)
     const h = Math.imul(cur, HASH_PRIME) >>> hashShift
     // A candidate may be this very position (entered by a lazy look-ahead): only earlier ones count.
     let ref = hash[h]! - 1
     hash[h] = ip + 1
+    let longRef = -1
+    let hi = 0
+    if (ip <= longLimit) {
+      hi = view.getInt32(ip + 4, true)
+      const hl = (Math.imul(cur, HASH_PRIME) ^ Math.imul(hi, LONG_PRIME)) >>> longShift
+      longRef = longHash[hl]! - 1
+      longHash[hl] = ip + 1
+    }
     let matchStart = ip
     let len: number
     if (ip > anchor && ip >= rep0 && view.getInt32(ip - rep0, true) === cur) {
       ref = ip - rep0
       len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
+    } else if (
+      longRef >= 0 &&
+      longRef < ip &&
+      ip - longRef < window &&
+      view.getInt32(longRef, true) === cur &&
+      view.getInt32(longRef + 4, true) === hi
+    ) {
+      ref = longRef
+      len = 8 + extend(view, src, ip + 8, ref + 8, end)
     } else if (ref >= 0 && ref < ip && ip - ref < window && view.getInt32(ref, true) === cur) {
       len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
       if (lazy && ip + 1 <= limit) {

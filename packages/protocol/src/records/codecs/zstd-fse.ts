@@ -100,7 +100,7 @@ export function buildFseTable(norm: ArrayLike<number>, log: number): FseTable {
     nbBits[state] = nb
     base[state] = b
     if (first[s] === -1) first[s] = state
-    stateFor.fill(state, (s << log) + b, (s << log) + b + (1 << nb))
+    for (let t = (s << log) + b, to = t + (1 << nb); t < to; t++) stateFor[t] = state
   }
   return { log, nbBits, base, stateFor, first }
 }
