@@ -172,6 +172,24 @@ describe('zstdCompress', () => {
     }
   })
 
+  it('views at any offset of their buffer (pooled Buffers, subarrays)', () => {
+    const source = Buffer.concat([randomBytes(11, 24), textLike(200 * KiB, 25), recordBatchBody(300, 26)])
+    for (const [from, n] of [
+      [1, 0],
+      [3, 10],
+      [7, 5000],
+      [13, 150 * KiB],
+      [5, source.length - 5],
+    ] as const) {
+      const view = source.subarray(from, from + n)
+      expect(view.byteOffset).toBe(source.byteOffset + from)
+      roundTrip(view)
+      if (cli) expect(viaCli(zstdCompress(view)).equals(view)).toBe(true)
+    }
+    const pooled = Buffer.from('a pooled buffer: its bytes start somewhere inside a shared ArrayBuffer '.repeat(3))
+    roundTrip(pooled)
+  })
+
   it('incompressible input costs only the frame and block headers (raw blocks)', () => {
     const data = randomBytes(300 * KiB, 9)
     const frame = roundTrip(data)

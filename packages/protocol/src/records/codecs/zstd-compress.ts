@@ -1,3 +1,4 @@
+import { CompressionError } from '../../errors/base.js'
 import { writeLiterals } from './zstd-literals.js'
 import { llCode, mlCode, Sequences, writeSequences } from './zstd-sequences.js'
 
@@ -23,6 +24,8 @@ const MAX_BLOCK = 128 * 1024
 const WINDOW_LOG = 23
 const WINDOW = 1 << WINDOW_LOG
 const MIN_MATCH = 4
+/** Hash tables hold positions + 1 as int32. */
+const MAX_INPUT = 0x7ffffffe
 const HASH_PRIME = 0x9e3779b1
 const LONG_PRIME = 0x85ebca77
 /**
@@ -111,6 +114,7 @@ interface MatchState {
  */
 export function zstdCompress(data: Uint8Array, level: number = ZSTD_DEFAULT_LEVEL): Uint8Array {
   const n = data.length
+  if (n > MAX_INPUT) throw new CompressionError(`zstd: this compressor takes at most ${MAX_INPUT} bytes at once, not ${n}`)
   const p = paramsFor(Math.trunc(level) || 0)
   const single = n <= WINDOW
   const blockMax = Math.min(MAX_BLOCK, single ? n : WINDOW)
