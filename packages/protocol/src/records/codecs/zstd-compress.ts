@@ -121,8 +121,10 @@ export function zstdCompress(data: Uint8Array, level: number = ZSTD_DEFAULT_LEVE
   const blocks = Math.max(1, Math.ceil(n / MAX_BLOCK))
   const hashLog = Math.min(p.hashLog, Math.max(10, 32 - Math.clz32(n)))
   // Room for every block stored raw, plus one compressed attempt that came out
-  // larger (at most 9 bytes per 4-byte match beyond the raw size).
-  const outSize = 18 + n + 3 * blocks + Math.ceil((blockMax * 5) / 4) + 32
+  // larger: a sequence takes at most about 9 bytes per 4 bytes it covers, and
+  // its table descriptions a few hundred. (Past the end, stores into a typed
+  // array are dropped, and such an attempt is replaced by a raw block anyway.)
+  const outSize = 18 + n + 3 * blocks + Math.ceil((blockMax * 5) / 4) + 1024
   const longLog = p.longHashLog === 0 ? 0 : Math.min(p.longHashLog, Math.max(10, 32 - Math.clz32(n)))
   const tables = (1 << hashLog) + (longLog === 0 ? 0 : 1 << longLog)
   const s = scratchFor(tables, blockMax, outSize)
@@ -161,12 +163,8 @@ export function zstdCompress(data: Uint8Array, level: number = ZSTD_DEFAULT_LEVE
       if (size >= MIN_COMPRESSED_BLOCK) {
         const reps = [m.rep0, m.rep1, m.rep2] as const
         findSequences(m, start, end)
-        let q = writeLiterals(m.lits, m.litCount, out, pos + 3, p.huffman)
-        const litEnd = q
-        q = writeSequences(m.seqs, out, q)
+        const q = writeSequences(m.seqs, out, writeLiterals(m.lits, m.litCount, out, pos + 3, p.huffman))
         written = q - pos - 3
-        if (process.env.ZDBG)
-          console.log('blk', size, 'seqs', m.seqs.count, 'lits', m.litCount, 'litsec', litEnd - pos - 3, 'seqsec', q - litEnd)
         if (written >= size) {
           // Stored raw instead: the decoder's repeat offsets skip raw blocks.
           ;[m.rep0, m.rep1, m.rep2] = reps
