@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { ClientClosedError, Cluster, isRetriable, sleep } from '@tidelog/client'
 import {
@@ -33,19 +34,24 @@ type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
  * Fails at construction when the chosen codec cannot compress here (zstd needs node:zlib's zstd,
  * Node >= 22.15, or a registered codec), rather than on every record later. Returns whether the
  * codec works asynchronously, or can (compressAsync, e.g. gzip on the libuv pool): then the
- * sender compresses several batches at once while the main thread keeps batching.
+ * sender compresses batches off the main thread while it keeps batching.
  */
-function probeCodec(type: CompressionType): boolean {
-  if (type === CompressionType.None) return false
+function probeCodec(type: CompressionType): { asyncCodec: boolean; maxCompressing: number } {
+  if (type === CompressionType.None) return { asyncCodec: false, maxCompressing: 0 }
   let out: Uint8Array | Promise<Uint8Array>
   try {
     out = compress(type, Buffer.from('tidelog'))
   } catch (e) {
     throw new CompressionError(`compression '${compressionName(type)}' is not available: ${(e as Error).message}`, { cause: e })
   }
-  if (out instanceof Uint8Array) return getCodec(type).compressAsync !== undefined
+  if (out instanceof Uint8Array) {
+    // One pool job per core beyond the main thread's: more only queue behind each other while
+    // the main thread, which could compress the next batch itself, waits.
+    const hasAsync = getCodec(type).compressAsync !== undefined
+    return { asyncCodec: hasAsync, maxCompressing: Math.max(1, availableParallelism() - 1) }
+  }
   out.catch(() => undefined)
-  return true
+  return { asyncCodec: true, maxCompressing: Infinity }
 }
 
 /**
@@ -76,7 +82,7 @@ export class Producer {
 
   constructor(options: ProducerOptions) {
     this.options = resolveOptions(options)
-    const asyncCodec = probeCodec(this.options.compression)
+    const { asyncCodec, maxCompressing } = probeCodec(this.options.compression)
     this.strategy = strategyFor(options.partitioner)
     // Java's producer asks for topics to be auto-created where the broker allows it.
     this.cluster = new Cluster({ ...options, allowAutoTopicCreation: options.allowAutoTopicCreation ?? true })
@@ -87,7 +93,7 @@ export class Producer {
       w?.()
     }
     this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake())
-    this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec)
+    this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec, maxCompressing)
   }
 
   /** Fetches cluster metadata now; optional, send() connects on first use. */

@@ -45,6 +45,8 @@ export class Sender {
   private readonly throttledUntil = new Map<number, number>()
   /** With an asynchronous codec, each node's requests are written in the order they were drained. */
   private readonly nodeTail = new Map<number, Promise<void>>()
+  /** Batches being compressed off the main thread. */
+  private compressing = 0
   private readonly logger: Logger
   private readonly retryBackoffMs: number
 
@@ -53,8 +55,15 @@ export class Sender {
     private readonly cluster: Cluster,
     private readonly acc: Accumulator,
     private readonly idem: Idempotence,
-    /** The codec compresses asynchronously (a registered codec returning promises). */
+    /** The codec compresses asynchronously (a registered codec returning promises, or compressAsync). */
     private readonly asyncCodec: boolean,
+    /**
+     * For a codec that can also compress synchronously (compressAsync beside compress): how many
+     * batches may compress off the main thread at once. Past that, a batch is compressed here,
+     * so the pool threads and the main thread share the work instead of oversubscribing the
+     * cores. Infinity for codecs that only work asynchronously.
+     */
+    private readonly maxCompressing = Infinity,
   ) {
     this.logger = cluster.logger
     this.retryBackoffMs = cluster.retryBackoff.initialMs
@@ -222,7 +231,10 @@ export class Sender {
       if (q.batches.length === 0) this.acc.pending.delete(q)
       const fresh = head.baseSequence < 0
       if (idem !== undefined && fresh) idem.assign(q, head)
-      if (head.encoded === undefined && !this.asyncCodec) {
+      if (head.encoded === undefined && this.asyncCodec && this.compressing < this.maxCompressing) {
+        // produce() compresses it and settles the count.
+        this.compressing++
+      } else if (head.encoded === undefined) {
         try {
           const buf = head.encode(this.options.compression)
           if (this.options.compression !== 0) ratio.observe(head.bytes, buf.length - RECORD_BATCH_OVERHEAD)
@@ -251,10 +263,12 @@ export class Sender {
           ? true
           : b.encodeAsync(this.options.compression).then(
               (buf) => {
+                this.compressing--
                 b.queue.owner.ratio.observe(b.bytes, buf.length - RECORD_BATCH_OVERHEAD)
                 return true
               },
               (e: unknown) => {
+                this.compressing--
                 this.fail(b, e instanceof Error ? e : new Error(String(e)), true)
                 return false
               },
