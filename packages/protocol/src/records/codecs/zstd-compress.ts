@@ -1,6 +1,6 @@
 import { CompressionError } from '../../errors/base.js'
 import { writeLiterals } from './zstd-literals.js'
-import { llCode, mlCode, Sequences, writeSequences } from './zstd-sequences.js'
+import { LL_CODE, ML_CODE, Sequences, writeSequences } from './zstd-sequences.js'
 
 // A zstd compressor in plain TypeScript, written from RFC 8878, so producers on
 // Node 20 (no zstd in node:zlib) can write KIP-110 zstd batches. One frame with
@@ -26,8 +26,9 @@ const WINDOW = 1 << WINDOW_LOG
 const MIN_MATCH = 4
 /** Hash tables hold positions + 1 as int32. */
 const MAX_INPUT = 0x7ffffffe
-const HASH_PRIME = 0x9e3779b1
-const LONG_PRIME = 0x85ebca77
+/** Multipliers for hashing, as int32 (what Math.imul works in). */
+const HASH_PRIME = 0x9e3779b1 | 0
+const LONG_PRIME = 0x85ebca77 | 0
 /**
  * The farthest a 4- or 5-byte match may reach back (unless it repeats a recent offset): a match
  * costs about 14 bits of codes plus log2(offset) extra bits, a literal about 6 bits.
@@ -239,6 +240,14 @@ function extend(view: DataView, b: Uint8Array, a: number, ref: number, end: numb
  */
 function findSequences(m: MatchState, start: number, end: number): void {
   const { src, hash, hashShift, longHash, longShift, window, skipLog, lazy, primeStart, lits } = m
+  // Module constants into locals: bundlers turn them into mutable variables, read again on every use.
+  const prime = HASH_PRIME
+  const longPrime = LONG_PRIME
+  const minMatch = MIN_MATCH
+  const far4 = FAR_4
+  const far5 = FAR_5
+  const llCodeOf = LL_CODE
+  const mlCodeOf = ML_CODE
   const view = new DataView(src.buffer, src.byteOffset, src.byteLength)
   const seqs = m.seqs
   seqs.reset()
@@ -250,14 +259,14 @@ function findSequences(m: MatchState, start: number, end: number): void {
   let litCount = 0
   let anchor = start
   let ip = start
-  const limit = end - MIN_MATCH
+  const limit = end - minMatch
   // Positions whose 4 bytes can be read (hash priming may look past this block).
-  const readable = src.length - MIN_MATCH
+  const readable = src.length - minMatch
   // Where a long (8-byte) candidate can still be checked inside the block.
   const longLimit = longShift === 0 ? -1 : end - 8
   while (ip <= limit) {
     const cur = view.getInt32(ip, true)
-    const h = Math.imul(cur, HASH_PRIME) >>> hashShift
+    const h = Math.imul(cur, prime) >>> hashShift
     // A candidate may be this very position (entered by a lazy look-ahead): only earlier ones count.
     let ref = hash[h]! - 1
     hash[h] = ip + 1
@@ -265,7 +274,7 @@ function findSequences(m: MatchState, start: number, end: number): void {
     let hi = 0
     if (ip <= longLimit) {
       hi = view.getInt32(ip + 4, true)
-      const hl = (Math.imul(cur, HASH_PRIME) ^ Math.imul(hi, LONG_PRIME)) >>> longShift
+      const hl = (Math.imul(cur, prime) ^ Math.imul(hi, longPrime)) >>> longShift
       longRef = longHash[hl]! - 1
       longHash[hl] = ip + 1
     }
@@ -273,7 +282,7 @@ function findSequences(m: MatchState, start: number, end: number): void {
     let len: number
     if (ip > anchor && ip >= rep0 && view.getInt32(ip - rep0, true) === cur) {
       ref = ip - rep0
-      len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
+      len = minMatch + extend(view, src, ip + minMatch, ref + minMatch, end)
     } else if (
       longRef >= 0 &&
       longRef < ip &&
@@ -284,15 +293,15 @@ function findSequences(m: MatchState, start: number, end: number): void {
       ref = longRef
       len = 8 + extend(view, src, ip + 8, ref + 8, end)
     } else if (ref >= 0 && ref < ip && ip - ref < window && view.getInt32(ref, true) === cur) {
-      len = MIN_MATCH + extend(view, src, ip + MIN_MATCH, ref + MIN_MATCH, end)
+      len = minMatch + extend(view, src, ip + minMatch, ref + minMatch, end)
       if (lazy && ip + 1 <= limit) {
         // One position later may start a longer match (worth the literal it costs).
         const next = view.getInt32(ip + 1, true)
-        const h1 = Math.imul(next, HASH_PRIME) >>> hashShift
+        const h1 = Math.imul(next, prime) >>> hashShift
         const ref1 = hash[h1]! - 1
         hash[h1] = ip + 2
         if (ref1 >= 0 && ip + 1 - ref1 < window && view.getInt32(ref1, true) === next) {
-          const len1 = MIN_MATCH + extend(view, src, ip + 1 + MIN_MATCH, ref1 + MIN_MATCH, end)
+          const len1 = minMatch + extend(view, src, ip + 1 + minMatch, ref1 + minMatch, end)
           if (len1 > len + 1) {
             matchStart = ip + 1
             ref = ref1
@@ -310,7 +319,7 @@ function findSequences(m: MatchState, start: number, end: number): void {
       len++
     }
     const offset = matchStart - ref
-    if (len < MIN_MATCH + 2 && offset > (len === MIN_MATCH ? FAR_4 : FAR_5) && offset !== rep0 && offset !== rep1 && offset !== rep2) {
+    if (len < minMatch + 2 && offset > (len === minMatch ? far4 : far5) && offset !== rep0 && offset !== rep1 && offset !== rep2) {
       // Too short for how far back it is: its offset's extra bits cost more than the bytes as literals.
       ip += 1 + ((ip - anchor) >>> skipLog)
       continue
@@ -338,8 +347,8 @@ function findSequences(m: MatchState, start: number, end: number): void {
     llOut[count] = ll
     mlOut[count] = len
     ofOut[count] = ov
-    const llc = llCode(ll)
-    const mlc = mlCode(len)
+    const llc = ll < 64 ? llCodeOf[ll]! : 50 - Math.clz32(ll)
+    const mlc = len < 131 ? mlCodeOf[len - 3]! : 67 - Math.clz32(len - 3)
     const ofc = 31 - Math.clz32(ov)
     llCodes[count] = llc
     mlCodes[count] = mlc
@@ -351,8 +360,8 @@ function findSequences(m: MatchState, start: number, end: number): void {
     ip = matchStart + len
     anchor = ip
     // Prime the table inside the match, so the next search finds nearby repeats.
-    if (ip - 2 <= readable) hash[Math.imul(view.getInt32(ip - 2, true), HASH_PRIME) >>> hashShift] = ip - 1
-    if (primeStart && matchStart + 6 <= ip) hash[Math.imul(view.getInt32(matchStart + 2, true), HASH_PRIME) >>> hashShift] = matchStart + 3
+    if (ip - 2 <= readable) hash[Math.imul(view.getInt32(ip - 2, true), prime) >>> hashShift] = ip - 1
+    if (primeStart && matchStart + 6 <= ip) hash[Math.imul(view.getInt32(matchStart + 2, true), prime) >>> hashShift] = matchStart + 3
   }
   if (end > anchor) {
     lits.set(src.subarray(anchor, end), litCount)

@@ -62,8 +62,9 @@ function rawHeader(out: Uint8Array, pos: number, type: number, n: number): numbe
 
 /** A Compressed_Literals_Block, or -1 when it would not be smaller than the raw one. */
 function writeHuffman(lits: Uint8Array, n: number, out: Uint8Array, pos: number): number {
-  freq.fill(0)
-  for (let i = 0; i < n; i++) freq[lits[i]!]++
+  const count = freq
+  count.fill(0)
+  for (let i = 0; i < n; i++) count[lits[i]!]++
   const maxBits = buildLengths()
   let last = 255
   while (freq[last] === 0) last--
@@ -231,12 +232,15 @@ function writeFseWeights(count: number, out: Uint8Array, pos: number): number {
 
 /** One Huffman-coded stream of `lits[from, to)`, written last symbol first (it is read backwards). */
 function writeStream(lits: Uint8Array, from: number, to: number, out: Uint8Array, p: number): number {
+  // Module scratch into locals: bundlers turn module constants into mutable variables, read again on every use.
+  const codeOf = codes
+  const lenOf = lens
   let acc = 0
   let nb = 0
   for (let i = to - 1; i >= from; i--) {
     const s = lits[i]!
-    acc |= codes[s]! << nb
-    nb += lens[s]!
+    acc |= codeOf[s]! << nb
+    nb += lenOf[s]!
     if (nb >= 16) {
       out[p++] = acc
       out[p++] = acc >>> 8

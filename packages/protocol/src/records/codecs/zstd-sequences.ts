@@ -20,192 +20,21 @@ import {
 // few bytes), or RLE_Mode when a single code occurs.
 
 // Literals_Length_Code and Match_Length_Code baselines and extra bits (3.1.1.3.2.1.1).
-const LL_BASE = Int32Array.of(
-  0,
-  1,
-  2,
-  3,
-  4,
-  5,
-  6,
-  7,
-  8,
-  9,
-  10,
-  11,
-  12,
-  13,
-  14,
-  15,
-  16,
-  18,
-  20,
-  22,
-  24,
-  28,
-  32,
-  40,
-  48,
-  64,
-  128,
-  256,
-  512,
-  1024,
-  2048,
-  4096,
-  8192,
-  16384,
-  32768,
-  65536,
-)
-const LL_BITS = Uint8Array.of(
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  1,
-  1,
-  1,
-  1,
-  2,
-  2,
-  3,
-  3,
-  4,
-  6,
-  7,
-  8,
-  9,
-  10,
-  11,
-  12,
-  13,
-  14,
-  15,
-  16,
-)
-const ML_BASE = Int32Array.of(
-  3,
-  4,
-  5,
-  6,
-  7,
-  8,
-  9,
-  10,
-  11,
-  12,
-  13,
-  14,
-  15,
-  16,
-  17,
-  18,
-  19,
-  20,
-  21,
-  22,
-  23,
-  24,
-  25,
-  26,
-  27,
-  28,
-  29,
-  30,
-  31,
-  32,
-  33,
-  34,
-  35,
-  37,
-  39,
-  41,
-  43,
-  47,
-  51,
-  59,
-  67,
-  83,
-  99,
-  131,
-  259,
-  515,
-  1027,
-  2051,
-  4099,
-  8195,
-  16387,
-  32771,
-  65539,
-)
-const ML_BITS = Uint8Array.of(
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  0,
-  1,
-  1,
-  1,
-  1,
-  2,
-  2,
-  3,
-  3,
-  4,
-  4,
-  5,
-  7,
-  8,
-  9,
-  10,
-  11,
-  12,
-  13,
-  14,
-  15,
-  16,
-)
+const LL_BASE = Int32Array.from([
+  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
+  16384, 32768, 65536,
+])
+const LL_BITS = Uint8Array.from([
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+])
+const ML_BASE = Int32Array.from([
+  3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41,
+  43, 47, 51, 59, 67, 83, 99, 131, 259, 515, 1027, 2051, 4099, 8195, 16387, 32771, 65539,
+])
+const ML_BITS = Uint8Array.from([
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9,
+  10, 11, 12, 13, 14, 15, 16,
+])
 
 /** Code of each value below `limit` (values above follow a power-of-two pattern). */
 function codesBelow(base: Int32Array, bits: Uint8Array, first: number, limit: number): Uint8Array {
@@ -215,13 +44,10 @@ function codesBelow(base: Int32Array, bits: Uint8Array, first: number, limit: nu
   }
   return codes
 }
-const LL_CODE = codesBelow(LL_BASE, LL_BITS, 0, 64)
-const ML_CODE = codesBelow(ML_BASE, ML_BITS, 3, 128)
-
-/** Literals_Length_Code of a literal run. */
-export const llCode = (ll: number) => (ll < 64 ? LL_CODE[ll]! : 50 - Math.clz32(ll))
-/** Match_Length_Code of a match length (at least 3). */
-export const mlCode = (ml: number) => (ml < 131 ? ML_CODE[ml - 3]! : 67 - Math.clz32(ml - 3))
+/** Literals_Length_Code of runs below 64; a longer run `ll` has code 50 - clz32(ll). */
+export const LL_CODE = codesBelow(LL_BASE, LL_BITS, 0, 64)
+/** Match_Length_Code of lengths 3..130 at [length - 3]; a longer `ml` has code 67 - clz32(ml - 3). */
+export const ML_CODE = codesBelow(ML_BASE, ML_BITS, 3, 128)
 
 /** Largest accuracy logs a table description may use (section 3.1.1.3.2.1). */
 const LL_MAX_LOG = 9
@@ -334,6 +160,11 @@ function tableLog(n: number, maxSymbol: number, maxLog: number): number {
 
 function writeBitstream(seqs: Sequences, out: Uint8Array, pos: number, llTable: FseTable, mlTable: FseTable, ofTable: FseTable): number {
   const { ll, ml, of, count: n, llCode: llCodes, mlCode: mlCodes, ofCode: ofCodes } = seqs
+  // Module constants into locals: bundlers turn them into mutable variables, read again on every use.
+  const llBaseOf = LL_BASE
+  const llBitsOf = LL_BITS
+  const mlBaseOf = ML_BASE
+  const mlBitsOf = ML_BITS
   const llNb = llTable.nbBits
   const llBase = llTable.base
   const llFor = llTable.stateFor
@@ -364,8 +195,8 @@ function writeBitstream(seqs: Sequences, out: Uint8Array, pos: number, llTable: 
   let mlState = mlTable.first[mlc]!
   let ofState = ofTable.first[ofc]!
   for (;;) {
-    acc |= (ll[i]! - LL_BASE[llc]!) << bits
-    bits += LL_BITS[llc]!
+    acc |= (ll[i]! - llBaseOf[llc]!) << bits
+    bits += llBitsOf[llc]!
     flushed = bits >>> 3
     out[p] = acc
     out[p + 1] = acc >> 8
@@ -373,8 +204,8 @@ function writeBitstream(seqs: Sequences, out: Uint8Array, pos: number, llTable: 
     p += flushed
     acc >>= flushed << 3
     bits &= 7
-    acc |= (ml[i]! - ML_BASE[mlc]!) << bits
-    bits += ML_BITS[mlc]!
+    acc |= (ml[i]! - mlBaseOf[mlc]!) << bits
+    bits += mlBitsOf[mlc]!
     flushed = bits >>> 3
     out[p] = acc
     out[p + 1] = acc >> 8
