@@ -17,7 +17,7 @@ export interface CompatRow {
 }
 
 export const compatRows: CompatRow[] = [
-  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'codec -> broker', what: 'ApiVersions 0-4, Metadata (every shared version), CreateTopics, Produce (none, gzip, snappy, lz4), Fetch, ListOffsets; reads batches Kafka recompressed (gzip, snappy, lz4, zstd); golden responses stored', tests: ['test/interop/codec-kafka.test.ts', 'packages/protocol/test/golden-kafka.test.ts'] },
+  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'codec -> broker', what: 'ApiVersions 0-4, Metadata (every shared version), CreateTopics, Produce (none, gzip, snappy, lz4, zstd), Fetch, ListOffsets; reads batches Kafka recompressed (gzip, snappy, lz4, zstd); golden responses stored', tests: ['test/interop/codec-kafka.test.ts', 'packages/protocol/test/golden-kafka.test.ts'] },
   { peer: 'Java client 3.9.1 (ProducerPerformance, ConsoleConsumer)', direction: 'Java client -> codec', what: 'every request and response of an idempotent snappy producer and a group consumer decodes and re-encodes byte for byte; golden fixtures stored', tests: ['test/interop/java-client-bytes.test.ts'] },
   { peer: 'Java producer 4.4.0', direction: 'partitioning', what: '10,000 keys (ASCII and not) land where murmur2Partition says', tests: ['test/interop/partition-equivalence.test.ts'] },
   { peer: 'kafkajs 2.2.4', direction: 'codec', what: 'request encodings of 102 API versions and record batches (none, gzip) byte-identical', tests: ['packages/protocol/test/golden/kafkajs-requests.test.ts', 'packages/protocol/test/records.test.ts'] },

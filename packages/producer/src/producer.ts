@@ -31,8 +31,8 @@ const MAX_TIMER_MS = 0x7fffffff
 type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
 
 /**
- * Fails at construction when the chosen codec cannot compress here (zstd needs node:zlib's zstd,
- * Node >= 22.15, or a registered codec), rather than on every record later. Returns whether the
+ * Fails at construction when the chosen codec cannot compress here (e.g. a registered codec that
+ * throws), rather than on every record later. Returns whether the
  * codec works asynchronously, or can (compressAsync, e.g. gzip on the libuv pool): then the
  * sender compresses batches off the main thread while it keeps batching.
  */
