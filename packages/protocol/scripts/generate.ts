@@ -795,7 +795,7 @@ function emitMessage(c: Code, msg: MessageModel): void {
 const RUNTIME = [
   'EMPTY_BYTES', 'unsupportedVersion', 'absentField', 'nullField', 'taggedInRigidVersion', 'nullDecoded',
   'encodeFailure', 'decodeFailure', 'endTaggedField', 'sortTagged', 'writeUnknownBelow', 'taggedCount',
-  'taggedFieldEnd', 'rawTagged',
+  'taggedFieldEnd', 'rawTagged', 'defineApi',
 ]
 
 function imports(body: string, extra: { valueReader: boolean; valueWriter: boolean; api: boolean }): string {
@@ -832,34 +832,15 @@ function apiFile(req: MessageModel, res: MessageModel): string {
   const c = new Code()
   emitMessage(c, req)
   emitMessage(c, res)
-  const codec = (dir: 'encode' | 'decode', m: MessageModel): void => {
-    const guard = versionGuard(api, key, lo, hi)
-    if (dir === 'encode') {
-      c.open(`encode${m.spec.type === 'request' ? 'Request' : 'Response'}(w: Writer, msg: ${m.name}, version: number): void {`)
-      c.line(guard)
-      c.line('const start = w.pos')
-      c.open('try {').line(`write${m.name}(w, msg, version)`)
-      c.mid('} catch (e) {').line('w.pos = start').line(`throw encodeFailure(e, '${m.name}', version)`).close()
-      c.close('},')
-    } else {
-      c.open(`decode${m.spec.type === 'request' ? 'Request' : 'Response'}(r: Reader, version: number): ${m.name} {`)
-      c.line(guard)
-      c.open('try {').line(`return read${m.name}(r, version)`)
-      c.mid('} catch (e) {').line(`throw decodeFailure(e, r, '${m.name}')`).close()
-      c.close('},')
-    }
-  }
-  c.open(`export const ${api}: ApiDefinition<${req.name}, ${res.name}> = {`)
+  c.open(`export const ${api}: ApiDefinition<${req.name}, ${res.name}> = defineApi({`)
   c.line(`apiKey: ${key},`)
   c.line(`name: '${api}',`)
   c.line(`minVersion: ${lo},`)
   c.line(`maxVersion: ${hi},`)
   c.line(`firstFlexibleVersion: ${fr === Infinity ? 'Infinity' : fr},`)
-  codec('encode', req)
-  codec('decode', req)
-  codec('encode', res)
-  codec('decode', res)
-  c.close()
+  c.line(`request: ['${req.name}', write${req.name}, read${req.name}],`)
+  c.line(`response: ['${res.name}', write${res.name}, read${res.name}],`)
+  c.close('})')
   const body = c.toString()
   return `${imports(body, { valueReader: false, valueWriter: false, api: true })}\n\n${body}\n`
 }

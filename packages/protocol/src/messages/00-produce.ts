@@ -3,7 +3,7 @@ import { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged, defineApi } from './runtime.js'
 
 export interface ProduceRequest {
   /** TransactionalId: versions 3+, nullable 3+, default null */
@@ -446,46 +446,12 @@ function readProduceResponseNodeEndpoint(r: Reader, v: number): ProduceResponseN
   return $o
 }
 
-export const Produce: ApiDefinition<ProduceRequest, ProduceResponse> = {
+export const Produce: ApiDefinition<ProduceRequest, ProduceResponse> = defineApi({
   apiKey: 0,
   name: 'Produce',
   minVersion: 0,
   maxVersion: 11,
   firstFlexibleVersion: 9,
-  encodeRequest(w: Writer, msg: ProduceRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 11)) throw unsupportedVersion('Produce', 0, version)
-    const start = w.pos
-    try {
-      writeProduceRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ProduceRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): ProduceRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 11)) throw unsupportedVersion('Produce', 0, version)
-    try {
-      return readProduceRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ProduceRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: ProduceResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 11)) throw unsupportedVersion('Produce', 0, version)
-    const start = w.pos
-    try {
-      writeProduceResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ProduceResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): ProduceResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 11)) throw unsupportedVersion('Produce', 0, version)
-    try {
-      return readProduceResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ProduceResponse')
-    }
-  },
-}
+  request: ['ProduceRequest', writeProduceRequest, readProduceRequest],
+  response: ['ProduceResponse', writeProduceResponse, readProduceResponse],
+})

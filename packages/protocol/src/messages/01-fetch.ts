@@ -4,7 +4,7 @@ import type { TaggedField } from '../wire/types.js'
 import { ZERO_UUID } from '../wire/uuid.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged, defineApi } from './runtime.js'
 
 export interface FetchRequest {
   /** ClusterId: versions 12+, nullable 12+, tag 0, default null, ignorable */
@@ -843,46 +843,12 @@ function readFetchResponseNodeEndpoint(r: Reader, v: number): FetchResponseNodeE
   return $o
 }
 
-export const Fetch: ApiDefinition<FetchRequest, FetchResponse> = {
+export const Fetch: ApiDefinition<FetchRequest, FetchResponse> = defineApi({
   apiKey: 1,
   name: 'Fetch',
   minVersion: 0,
   maxVersion: 17,
   firstFlexibleVersion: 12,
-  encodeRequest(w: Writer, msg: FetchRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 17)) throw unsupportedVersion('Fetch', 1, version)
-    const start = w.pos
-    try {
-      writeFetchRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'FetchRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): FetchRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 17)) throw unsupportedVersion('Fetch', 1, version)
-    try {
-      return readFetchRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'FetchRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: FetchResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 17)) throw unsupportedVersion('Fetch', 1, version)
-    const start = w.pos
-    try {
-      writeFetchResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'FetchResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): FetchResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 17)) throw unsupportedVersion('Fetch', 1, version)
-    try {
-      return readFetchResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'FetchResponse')
-    }
-  },
-}
+  request: ['FetchRequest', writeFetchRequest, readFetchRequest],
+  response: ['FetchResponse', writeFetchResponse, readFetchResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface ListOffsetsRequest {
   /** ReplicaId: versions 0+ */
@@ -302,46 +302,12 @@ function readListOffsetsResponsePartitionResponse(r: Reader, v: number): ListOff
   return $o
 }
 
-export const ListOffsets: ApiDefinition<ListOffsetsRequest, ListOffsetsResponse> = {
+export const ListOffsets: ApiDefinition<ListOffsetsRequest, ListOffsetsResponse> = defineApi({
   apiKey: 2,
   name: 'ListOffsets',
   minVersion: 0,
   maxVersion: 10,
   firstFlexibleVersion: 6,
-  encodeRequest(w: Writer, msg: ListOffsetsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 10)) throw unsupportedVersion('ListOffsets', 2, version)
-    const start = w.pos
-    try {
-      writeListOffsetsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ListOffsetsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): ListOffsetsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 10)) throw unsupportedVersion('ListOffsets', 2, version)
-    try {
-      return readListOffsetsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ListOffsetsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: ListOffsetsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 10)) throw unsupportedVersion('ListOffsets', 2, version)
-    const start = w.pos
-    try {
-      writeListOffsetsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ListOffsetsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): ListOffsetsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 10)) throw unsupportedVersion('ListOffsets', 2, version)
-    try {
-      return readListOffsetsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ListOffsetsResponse')
-    }
-  },
-}
+  request: ['ListOffsetsRequest', writeListOffsetsRequest, readListOffsetsRequest],
+  response: ['ListOffsetsResponse', writeListOffsetsResponse, readListOffsetsResponse],
+})

@@ -4,7 +4,7 @@ import type { TaggedField } from '../wire/types.js'
 import { ZERO_UUID } from '../wire/uuid.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface MetadataRequest {
   /** Topics: versions 0+, nullable 1+ */
@@ -387,46 +387,12 @@ function readMetadataResponsePartition(r: Reader, v: number): MetadataResponsePa
   return $o
 }
 
-export const Metadata: ApiDefinition<MetadataRequest, MetadataResponse> = {
+export const Metadata: ApiDefinition<MetadataRequest, MetadataResponse> = defineApi({
   apiKey: 3,
   name: 'Metadata',
   minVersion: 0,
   maxVersion: 12,
   firstFlexibleVersion: 9,
-  encodeRequest(w: Writer, msg: MetadataRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 12)) throw unsupportedVersion('Metadata', 3, version)
-    const start = w.pos
-    try {
-      writeMetadataRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'MetadataRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): MetadataRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 12)) throw unsupportedVersion('Metadata', 3, version)
-    try {
-      return readMetadataRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'MetadataRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: MetadataResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 12)) throw unsupportedVersion('Metadata', 3, version)
-    const start = w.pos
-    try {
-      writeMetadataResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'MetadataResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): MetadataResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 12)) throw unsupportedVersion('Metadata', 3, version)
-    try {
-      return readMetadataResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'MetadataResponse')
-    }
-  },
-}
+  request: ['MetadataRequest', writeMetadataRequest, readMetadataRequest],
+  response: ['MetadataResponse', writeMetadataResponse, readMetadataResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface OffsetCommitRequest {
   /** GroupId: versions 0+ */
@@ -274,46 +274,12 @@ function readOffsetCommitResponsePartition(r: Reader, v: number): OffsetCommitRe
   return $o
 }
 
-export const OffsetCommit: ApiDefinition<OffsetCommitRequest, OffsetCommitResponse> = {
+export const OffsetCommit: ApiDefinition<OffsetCommitRequest, OffsetCommitResponse> = defineApi({
   apiKey: 8,
   name: 'OffsetCommit',
   minVersion: 0,
   maxVersion: 9,
   firstFlexibleVersion: 8,
-  encodeRequest(w: Writer, msg: OffsetCommitRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetCommit', 8, version)
-    const start = w.pos
-    try {
-      writeOffsetCommitRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetCommitRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): OffsetCommitRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetCommit', 8, version)
-    try {
-      return readOffsetCommitRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetCommitRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: OffsetCommitResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetCommit', 8, version)
-    const start = w.pos
-    try {
-      writeOffsetCommitResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetCommitResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): OffsetCommitResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetCommit', 8, version)
-    try {
-      return readOffsetCommitResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetCommitResponse')
-    }
-  },
-}
+  request: ['OffsetCommitRequest', writeOffsetCommitRequest, readOffsetCommitRequest],
+  response: ['OffsetCommitResponse', writeOffsetCommitResponse, readOffsetCommitResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface OffsetFetchRequest {
   /** GroupId: versions 0-7 */
@@ -482,46 +482,12 @@ function readOffsetFetchResponsePartitions(r: Reader, v: number): OffsetFetchRes
   return $o
 }
 
-export const OffsetFetch: ApiDefinition<OffsetFetchRequest, OffsetFetchResponse> = {
+export const OffsetFetch: ApiDefinition<OffsetFetchRequest, OffsetFetchResponse> = defineApi({
   apiKey: 9,
   name: 'OffsetFetch',
   minVersion: 0,
   maxVersion: 9,
   firstFlexibleVersion: 6,
-  encodeRequest(w: Writer, msg: OffsetFetchRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetFetch', 9, version)
-    const start = w.pos
-    try {
-      writeOffsetFetchRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetFetchRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): OffsetFetchRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetFetch', 9, version)
-    try {
-      return readOffsetFetchRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetFetchRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: OffsetFetchResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetFetch', 9, version)
-    const start = w.pos
-    try {
-      writeOffsetFetchResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetFetchResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): OffsetFetchResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('OffsetFetch', 9, version)
-    try {
-      return readOffsetFetchResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetFetchResponse')
-    }
-  },
-}
+  request: ['OffsetFetchRequest', writeOffsetFetchRequest, readOffsetFetchRequest],
+  response: ['OffsetFetchResponse', writeOffsetFetchResponse, readOffsetFetchResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface FindCoordinatorRequest {
   /** Key: versions 0-3 */
@@ -195,46 +195,12 @@ function readFindCoordinatorResponseCoordinator(r: Reader, v: number): FindCoord
   return $o
 }
 
-export const FindCoordinator: ApiDefinition<FindCoordinatorRequest, FindCoordinatorResponse> = {
+export const FindCoordinator: ApiDefinition<FindCoordinatorRequest, FindCoordinatorResponse> = defineApi({
   apiKey: 10,
   name: 'FindCoordinator',
   minVersion: 0,
   maxVersion: 6,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: FindCoordinatorRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('FindCoordinator', 10, version)
-    const start = w.pos
-    try {
-      writeFindCoordinatorRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'FindCoordinatorRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): FindCoordinatorRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('FindCoordinator', 10, version)
-    try {
-      return readFindCoordinatorRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'FindCoordinatorRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: FindCoordinatorResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('FindCoordinator', 10, version)
-    const start = w.pos
-    try {
-      writeFindCoordinatorResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'FindCoordinatorResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): FindCoordinatorResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('FindCoordinator', 10, version)
-    try {
-      return readFindCoordinatorResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'FindCoordinatorResponse')
-    }
-  },
-}
+  request: ['FindCoordinatorRequest', writeFindCoordinatorRequest, readFindCoordinatorRequest],
+  response: ['FindCoordinatorResponse', writeFindCoordinatorResponse, readFindCoordinatorResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface JoinGroupRequest {
   /** GroupId: versions 0+ */
@@ -228,46 +228,12 @@ function readJoinGroupResponseMember(r: Reader, v: number): JoinGroupResponseMem
   return $o
 }
 
-export const JoinGroup: ApiDefinition<JoinGroupRequest, JoinGroupResponse> = {
+export const JoinGroup: ApiDefinition<JoinGroupRequest, JoinGroupResponse> = defineApi({
   apiKey: 11,
   name: 'JoinGroup',
   minVersion: 0,
   maxVersion: 9,
   firstFlexibleVersion: 6,
-  encodeRequest(w: Writer, msg: JoinGroupRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('JoinGroup', 11, version)
-    const start = w.pos
-    try {
-      writeJoinGroupRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'JoinGroupRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): JoinGroupRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('JoinGroup', 11, version)
-    try {
-      return readJoinGroupRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'JoinGroupRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: JoinGroupResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('JoinGroup', 11, version)
-    const start = w.pos
-    try {
-      writeJoinGroupResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'JoinGroupResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): JoinGroupResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 9)) throw unsupportedVersion('JoinGroup', 11, version)
-    try {
-      return readJoinGroupResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'JoinGroupResponse')
-    }
-  },
-}
+  request: ['JoinGroupRequest', writeJoinGroupRequest, readJoinGroupRequest],
+  response: ['JoinGroupResponse', writeJoinGroupResponse, readJoinGroupResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, defineApi } from './runtime.js'
 
 export interface HeartbeatRequest {
   /** GroupId: versions 0+ */
@@ -81,46 +81,12 @@ function readHeartbeatResponse(r: Reader, v: number): HeartbeatResponse {
   return $o
 }
 
-export const Heartbeat: ApiDefinition<HeartbeatRequest, HeartbeatResponse> = {
+export const Heartbeat: ApiDefinition<HeartbeatRequest, HeartbeatResponse> = defineApi({
   apiKey: 12,
   name: 'Heartbeat',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: HeartbeatRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('Heartbeat', 12, version)
-    const start = w.pos
-    try {
-      writeHeartbeatRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'HeartbeatRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): HeartbeatRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('Heartbeat', 12, version)
-    try {
-      return readHeartbeatRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'HeartbeatRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: HeartbeatResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('Heartbeat', 12, version)
-    const start = w.pos
-    try {
-      writeHeartbeatResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'HeartbeatResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): HeartbeatResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('Heartbeat', 12, version)
-    try {
-      return readHeartbeatResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'HeartbeatResponse')
-    }
-  },
-}
+  request: ['HeartbeatRequest', writeHeartbeatRequest, readHeartbeatRequest],
+  response: ['HeartbeatResponse', writeHeartbeatResponse, readHeartbeatResponse],
+})

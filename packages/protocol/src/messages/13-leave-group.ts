@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface LeaveGroupRequest {
   /** GroupId: versions 0+ */
@@ -182,46 +182,12 @@ function readLeaveGroupResponseMemberResponse(r: Reader, v: number): LeaveGroupR
   return $o
 }
 
-export const LeaveGroup: ApiDefinition<LeaveGroupRequest, LeaveGroupResponse> = {
+export const LeaveGroup: ApiDefinition<LeaveGroupRequest, LeaveGroupResponse> = defineApi({
   apiKey: 13,
   name: 'LeaveGroup',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: LeaveGroupRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('LeaveGroup', 13, version)
-    const start = w.pos
-    try {
-      writeLeaveGroupRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'LeaveGroupRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): LeaveGroupRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('LeaveGroup', 13, version)
-    try {
-      return readLeaveGroupRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'LeaveGroupRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: LeaveGroupResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('LeaveGroup', 13, version)
-    const start = w.pos
-    try {
-      writeLeaveGroupResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'LeaveGroupResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): LeaveGroupResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('LeaveGroup', 13, version)
-    try {
-      return readLeaveGroupResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'LeaveGroupResponse')
-    }
-  },
-}
+  request: ['LeaveGroupRequest', writeLeaveGroupRequest, readLeaveGroupRequest],
+  response: ['LeaveGroupResponse', writeLeaveGroupResponse, readLeaveGroupResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface SyncGroupRequest {
   /** GroupId: versions 0+ */
@@ -156,46 +156,12 @@ function readSyncGroupResponse(r: Reader, v: number): SyncGroupResponse {
   return $o
 }
 
-export const SyncGroup: ApiDefinition<SyncGroupRequest, SyncGroupResponse> = {
+export const SyncGroup: ApiDefinition<SyncGroupRequest, SyncGroupResponse> = defineApi({
   apiKey: 14,
   name: 'SyncGroup',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: SyncGroupRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('SyncGroup', 14, version)
-    const start = w.pos
-    try {
-      writeSyncGroupRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SyncGroupRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): SyncGroupRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('SyncGroup', 14, version)
-    try {
-      return readSyncGroupRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SyncGroupRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: SyncGroupResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('SyncGroup', 14, version)
-    const start = w.pos
-    try {
-      writeSyncGroupResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SyncGroupResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): SyncGroupResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('SyncGroup', 14, version)
-    try {
-      return readSyncGroupResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SyncGroupResponse')
-    }
-  },
-}
+  request: ['SyncGroupRequest', writeSyncGroupRequest, readSyncGroupRequest],
+  response: ['SyncGroupResponse', writeSyncGroupResponse, readSyncGroupResponse],
+})

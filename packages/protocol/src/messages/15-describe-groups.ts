@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface DescribeGroupsRequest {
   /** Groups: versions 0+ */
@@ -204,46 +204,12 @@ function readDescribeGroupsResponseDescribedGroupMember(r: Reader, v: number): D
   return $o
 }
 
-export const DescribeGroups: ApiDefinition<DescribeGroupsRequest, DescribeGroupsResponse> = {
+export const DescribeGroups: ApiDefinition<DescribeGroupsRequest, DescribeGroupsResponse> = defineApi({
   apiKey: 15,
   name: 'DescribeGroups',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 5,
-  encodeRequest(w: Writer, msg: DescribeGroupsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('DescribeGroups', 15, version)
-    const start = w.pos
-    try {
-      writeDescribeGroupsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeGroupsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DescribeGroupsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('DescribeGroups', 15, version)
-    try {
-      return readDescribeGroupsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeGroupsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DescribeGroupsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('DescribeGroups', 15, version)
-    const start = w.pos
-    try {
-      writeDescribeGroupsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeGroupsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DescribeGroupsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('DescribeGroups', 15, version)
-    try {
-      return readDescribeGroupsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeGroupsResponse')
-    }
-  },
-}
+  request: ['DescribeGroupsRequest', writeDescribeGroupsRequest, readDescribeGroupsRequest],
+  response: ['DescribeGroupsResponse', writeDescribeGroupsResponse, readDescribeGroupsResponse],
+})

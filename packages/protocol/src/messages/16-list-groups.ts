@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface ListGroupsRequest {
   /** StatesFilter: versions 4+ */
@@ -155,46 +155,12 @@ function readListGroupsResponseListedGroup(r: Reader, v: number): ListGroupsResp
   return $o
 }
 
-export const ListGroups: ApiDefinition<ListGroupsRequest, ListGroupsResponse> = {
+export const ListGroups: ApiDefinition<ListGroupsRequest, ListGroupsResponse> = defineApi({
   apiKey: 16,
   name: 'ListGroups',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: ListGroupsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('ListGroups', 16, version)
-    const start = w.pos
-    try {
-      writeListGroupsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ListGroupsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): ListGroupsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('ListGroups', 16, version)
-    try {
-      return readListGroupsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ListGroupsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: ListGroupsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('ListGroups', 16, version)
-    const start = w.pos
-    try {
-      writeListGroupsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ListGroupsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): ListGroupsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('ListGroups', 16, version)
-    try {
-      return readListGroupsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ListGroupsResponse')
-    }
-  },
-}
+  request: ['ListGroupsRequest', writeListGroupsRequest, readListGroupsRequest],
+  response: ['ListGroupsResponse', writeListGroupsResponse, readListGroupsResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface SaslHandshakeRequest {
   /** Mechanism: versions 0+ */
@@ -54,46 +54,12 @@ function readSaslHandshakeResponse(r: Reader, v: number): SaslHandshakeResponse 
   return $o
 }
 
-export const SaslHandshake: ApiDefinition<SaslHandshakeRequest, SaslHandshakeResponse> = {
+export const SaslHandshake: ApiDefinition<SaslHandshakeRequest, SaslHandshakeResponse> = defineApi({
   apiKey: 17,
   name: 'SaslHandshake',
   minVersion: 0,
   maxVersion: 1,
   firstFlexibleVersion: Infinity,
-  encodeRequest(w: Writer, msg: SaslHandshakeRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('SaslHandshake', 17, version)
-    const start = w.pos
-    try {
-      writeSaslHandshakeRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SaslHandshakeRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): SaslHandshakeRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('SaslHandshake', 17, version)
-    try {
-      return readSaslHandshakeRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SaslHandshakeRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: SaslHandshakeResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('SaslHandshake', 17, version)
-    const start = w.pos
-    try {
-      writeSaslHandshakeResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SaslHandshakeResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): SaslHandshakeResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('SaslHandshake', 17, version)
-    try {
-      return readSaslHandshakeResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SaslHandshakeResponse')
-    }
-  },
-}
+  request: ['SaslHandshakeRequest', writeSaslHandshakeRequest, readSaslHandshakeRequest],
+  response: ['SaslHandshakeResponse', writeSaslHandshakeResponse, readSaslHandshakeResponse],
+})

@@ -3,7 +3,7 @@ import { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged, defineApi } from './runtime.js'
 
 export interface ApiVersionsRequest {
   /** ClientSoftwareName: versions 3+, ignorable */
@@ -267,46 +267,12 @@ function readApiVersionsResponseFinalizedFeatureKey(r: Reader, v: number): ApiVe
   return $o
 }
 
-export const ApiVersions: ApiDefinition<ApiVersionsRequest, ApiVersionsResponse> = {
+export const ApiVersions: ApiDefinition<ApiVersionsRequest, ApiVersionsResponse> = defineApi({
   apiKey: 18,
   name: 'ApiVersions',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: ApiVersionsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('ApiVersions', 18, version)
-    const start = w.pos
-    try {
-      writeApiVersionsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ApiVersionsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): ApiVersionsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('ApiVersions', 18, version)
-    try {
-      return readApiVersionsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ApiVersionsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: ApiVersionsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('ApiVersions', 18, version)
-    const start = w.pos
-    try {
-      writeApiVersionsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ApiVersionsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): ApiVersionsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('ApiVersions', 18, version)
-    try {
-      return readApiVersionsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ApiVersionsResponse')
-    }
-  },
-}
+  request: ['ApiVersionsRequest', writeApiVersionsRequest, readApiVersionsRequest],
+  response: ['ApiVersionsResponse', writeApiVersionsResponse, readApiVersionsResponse],
+})

@@ -4,7 +4,7 @@ import type { TaggedField } from '../wire/types.js'
 import { ZERO_UUID } from '../wire/uuid.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, endTaggedField, sortTagged, writeUnknownBelow, taggedCount, taggedFieldEnd, rawTagged, defineApi } from './runtime.js'
 
 export interface CreateTopicsRequest {
   /** Topics: versions 0+ */
@@ -375,46 +375,12 @@ function readCreateTopicsResponseCreatableTopicConfigs(r: Reader, v: number): Cr
   return $o
 }
 
-export const CreateTopics: ApiDefinition<CreateTopicsRequest, CreateTopicsResponse> = {
+export const CreateTopics: ApiDefinition<CreateTopicsRequest, CreateTopicsResponse> = defineApi({
   apiKey: 19,
   name: 'CreateTopics',
   minVersion: 0,
   maxVersion: 7,
   firstFlexibleVersion: 5,
-  encodeRequest(w: Writer, msg: CreateTopicsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 7)) throw unsupportedVersion('CreateTopics', 19, version)
-    const start = w.pos
-    try {
-      writeCreateTopicsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'CreateTopicsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): CreateTopicsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 7)) throw unsupportedVersion('CreateTopics', 19, version)
-    try {
-      return readCreateTopicsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'CreateTopicsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: CreateTopicsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 7)) throw unsupportedVersion('CreateTopics', 19, version)
-    const start = w.pos
-    try {
-      writeCreateTopicsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'CreateTopicsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): CreateTopicsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 7)) throw unsupportedVersion('CreateTopics', 19, version)
-    try {
-      return readCreateTopicsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'CreateTopicsResponse')
-    }
-  },
-}
+  request: ['CreateTopicsRequest', writeCreateTopicsRequest, readCreateTopicsRequest],
+  response: ['CreateTopicsResponse', writeCreateTopicsResponse, readCreateTopicsResponse],
+})

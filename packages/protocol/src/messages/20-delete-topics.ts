@@ -4,7 +4,7 @@ import type { TaggedField } from '../wire/types.js'
 import { ZERO_UUID } from '../wire/uuid.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface DeleteTopicsRequest {
   /** Topics: versions 6+ */
@@ -182,46 +182,12 @@ function readDeleteTopicsResponseDeletableTopicResult(r: Reader, v: number): Del
   return $o
 }
 
-export const DeleteTopics: ApiDefinition<DeleteTopicsRequest, DeleteTopicsResponse> = {
+export const DeleteTopics: ApiDefinition<DeleteTopicsRequest, DeleteTopicsResponse> = defineApi({
   apiKey: 20,
   name: 'DeleteTopics',
   minVersion: 0,
   maxVersion: 6,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: DeleteTopicsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('DeleteTopics', 20, version)
-    const start = w.pos
-    try {
-      writeDeleteTopicsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteTopicsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DeleteTopicsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('DeleteTopics', 20, version)
-    try {
-      return readDeleteTopicsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteTopicsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DeleteTopicsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('DeleteTopics', 20, version)
-    const start = w.pos
-    try {
-      writeDeleteTopicsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteTopicsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DeleteTopicsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 6)) throw unsupportedVersion('DeleteTopics', 20, version)
-    try {
-      return readDeleteTopicsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteTopicsResponse')
-    }
-  },
-}
+  request: ['DeleteTopicsRequest', writeDeleteTopicsRequest, readDeleteTopicsRequest],
+  response: ['DeleteTopicsResponse', writeDeleteTopicsResponse, readDeleteTopicsResponse],
+})

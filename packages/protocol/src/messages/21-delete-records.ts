@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface DeleteRecordsRequest {
   /** Topics: versions 0+ */
@@ -225,46 +225,12 @@ function readDeleteRecordsResponsePartitionResult(r: Reader, v: number): DeleteR
   return $o
 }
 
-export const DeleteRecords: ApiDefinition<DeleteRecordsRequest, DeleteRecordsResponse> = {
+export const DeleteRecords: ApiDefinition<DeleteRecordsRequest, DeleteRecordsResponse> = defineApi({
   apiKey: 21,
   name: 'DeleteRecords',
   minVersion: 0,
   maxVersion: 2,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: DeleteRecordsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteRecords', 21, version)
-    const start = w.pos
-    try {
-      writeDeleteRecordsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteRecordsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DeleteRecordsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteRecords', 21, version)
-    try {
-      return readDeleteRecordsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteRecordsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DeleteRecordsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteRecords', 21, version)
-    const start = w.pos
-    try {
-      writeDeleteRecordsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteRecordsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DeleteRecordsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteRecords', 21, version)
-    try {
-      return readDeleteRecordsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteRecordsResponse')
-    }
-  },
-}
+  request: ['DeleteRecordsRequest', writeDeleteRecordsRequest, readDeleteRecordsRequest],
+  response: ['DeleteRecordsResponse', writeDeleteRecordsResponse, readDeleteRecordsResponse],
+})

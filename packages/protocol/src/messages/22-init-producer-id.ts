@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, defineApi } from './runtime.js'
 
 export interface InitProducerIdRequest {
   /** TransactionalId: versions 0+, nullable 0+ */
@@ -91,46 +91,12 @@ function readInitProducerIdResponse(r: Reader, v: number): InitProducerIdRespons
   return $o
 }
 
-export const InitProducerId: ApiDefinition<InitProducerIdRequest, InitProducerIdResponse> = {
+export const InitProducerId: ApiDefinition<InitProducerIdRequest, InitProducerIdResponse> = defineApi({
   apiKey: 22,
   name: 'InitProducerId',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: InitProducerIdRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('InitProducerId', 22, version)
-    const start = w.pos
-    try {
-      writeInitProducerIdRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'InitProducerIdRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): InitProducerIdRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('InitProducerId', 22, version)
-    try {
-      return readInitProducerIdRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'InitProducerIdRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: InitProducerIdResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('InitProducerId', 22, version)
-    const start = w.pos
-    try {
-      writeInitProducerIdResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'InitProducerIdResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): InitProducerIdResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('InitProducerId', 22, version)
-    try {
-      return readInitProducerIdResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'InitProducerIdResponse')
-    }
-  },
-}
+  request: ['InitProducerIdRequest', writeInitProducerIdRequest, readInitProducerIdRequest],
+  response: ['InitProducerIdResponse', writeInitProducerIdResponse, readInitProducerIdResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface OffsetForLeaderEpochRequest {
   /** ReplicaId: versions 3+, default -2, ignorable */
@@ -245,46 +245,12 @@ function readOffsetForLeaderEpochResponseEpochEndOffset(r: Reader, v: number): O
   return $o
 }
 
-export const OffsetForLeaderEpoch: ApiDefinition<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse> = {
+export const OffsetForLeaderEpoch: ApiDefinition<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse> = defineApi({
   apiKey: 23,
   name: 'OffsetForLeaderEpoch',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: OffsetForLeaderEpochRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('OffsetForLeaderEpoch', 23, version)
-    const start = w.pos
-    try {
-      writeOffsetForLeaderEpochRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetForLeaderEpochRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): OffsetForLeaderEpochRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('OffsetForLeaderEpoch', 23, version)
-    try {
-      return readOffsetForLeaderEpochRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetForLeaderEpochRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: OffsetForLeaderEpochResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('OffsetForLeaderEpoch', 23, version)
-    const start = w.pos
-    try {
-      writeOffsetForLeaderEpochResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetForLeaderEpochResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): OffsetForLeaderEpochResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('OffsetForLeaderEpoch', 23, version)
-    try {
-      return readOffsetForLeaderEpochResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetForLeaderEpochResponse')
-    }
-  },
-}
+  request: ['OffsetForLeaderEpochRequest', writeOffsetForLeaderEpochRequest, readOffsetForLeaderEpochRequest],
+  response: ['OffsetForLeaderEpochResponse', writeOffsetForLeaderEpochResponse, readOffsetForLeaderEpochResponse],
+})

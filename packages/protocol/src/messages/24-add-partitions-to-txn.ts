@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface AddPartitionsToTxnRequest {
   /** Transactions: versions 4+ */
@@ -349,46 +349,12 @@ function readAddPartitionsToTxnResponseResult(r: Reader, v: number): AddPartitio
   return $o
 }
 
-export const AddPartitionsToTxn: ApiDefinition<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> = {
+export const AddPartitionsToTxn: ApiDefinition<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> = defineApi({
   apiKey: 24,
   name: 'AddPartitionsToTxn',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: AddPartitionsToTxnRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('AddPartitionsToTxn', 24, version)
-    const start = w.pos
-    try {
-      writeAddPartitionsToTxnRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AddPartitionsToTxnRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): AddPartitionsToTxnRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('AddPartitionsToTxn', 24, version)
-    try {
-      return readAddPartitionsToTxnRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AddPartitionsToTxnRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: AddPartitionsToTxnResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('AddPartitionsToTxn', 24, version)
-    const start = w.pos
-    try {
-      writeAddPartitionsToTxnResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AddPartitionsToTxnResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): AddPartitionsToTxnResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('AddPartitionsToTxn', 24, version)
-    try {
-      return readAddPartitionsToTxnResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AddPartitionsToTxnResponse')
-    }
-  },
-}
+  request: ['AddPartitionsToTxnRequest', writeAddPartitionsToTxnRequest, readAddPartitionsToTxnRequest],
+  response: ['AddPartitionsToTxnResponse', writeAddPartitionsToTxnResponse, readAddPartitionsToTxnResponse],
+})

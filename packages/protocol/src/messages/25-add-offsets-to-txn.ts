@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, defineApi } from './runtime.js'
 
 export interface AddOffsetsToTxnRequest {
   /** TransactionalId: versions 0+ */
@@ -73,46 +73,12 @@ function readAddOffsetsToTxnResponse(r: Reader, v: number): AddOffsetsToTxnRespo
   return $o
 }
 
-export const AddOffsetsToTxn: ApiDefinition<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> = {
+export const AddOffsetsToTxn: ApiDefinition<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> = defineApi({
   apiKey: 25,
   name: 'AddOffsetsToTxn',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: AddOffsetsToTxnRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('AddOffsetsToTxn', 25, version)
-    const start = w.pos
-    try {
-      writeAddOffsetsToTxnRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AddOffsetsToTxnRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): AddOffsetsToTxnRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('AddOffsetsToTxn', 25, version)
-    try {
-      return readAddOffsetsToTxnRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AddOffsetsToTxnRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: AddOffsetsToTxnResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('AddOffsetsToTxn', 25, version)
-    const start = w.pos
-    try {
-      writeAddOffsetsToTxnResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AddOffsetsToTxnResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): AddOffsetsToTxnResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('AddOffsetsToTxn', 25, version)
-    try {
-      return readAddOffsetsToTxnResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AddOffsetsToTxnResponse')
-    }
-  },
-}
+  request: ['AddOffsetsToTxnRequest', writeAddOffsetsToTxnRequest, readAddOffsetsToTxnRequest],
+  response: ['AddOffsetsToTxnResponse', writeAddOffsetsToTxnResponse, readAddOffsetsToTxnResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, defineApi } from './runtime.js'
 
 export interface EndTxnRequest {
   /** TransactionalId: versions 0+ */
@@ -87,46 +87,12 @@ function readEndTxnResponse(r: Reader, v: number): EndTxnResponse {
   return $o
 }
 
-export const EndTxn: ApiDefinition<EndTxnRequest, EndTxnResponse> = {
+export const EndTxn: ApiDefinition<EndTxnRequest, EndTxnResponse> = defineApi({
   apiKey: 26,
   name: 'EndTxn',
   minVersion: 0,
   maxVersion: 5,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: EndTxnRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('EndTxn', 26, version)
-    const start = w.pos
-    try {
-      writeEndTxnRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'EndTxnRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): EndTxnRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('EndTxn', 26, version)
-    try {
-      return readEndTxnRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'EndTxnRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: EndTxnResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('EndTxn', 26, version)
-    const start = w.pos
-    try {
-      writeEndTxnResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'EndTxnResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): EndTxnResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 5)) throw unsupportedVersion('EndTxn', 26, version)
-    try {
-      return readEndTxnResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'EndTxnResponse')
-    }
-  },
-}
+  request: ['EndTxnRequest', writeEndTxnRequest, readEndTxnRequest],
+  response: ['EndTxnResponse', writeEndTxnResponse, readEndTxnResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface TxnOffsetCommitRequest {
   /** TransactionalId: versions 0+ */
@@ -271,46 +271,12 @@ function readTxnOffsetCommitResponsePartition(r: Reader, v: number): TxnOffsetCo
   return $o
 }
 
-export const TxnOffsetCommit: ApiDefinition<TxnOffsetCommitRequest, TxnOffsetCommitResponse> = {
+export const TxnOffsetCommit: ApiDefinition<TxnOffsetCommitRequest, TxnOffsetCommitResponse> = defineApi({
   apiKey: 28,
   name: 'TxnOffsetCommit',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 3,
-  encodeRequest(w: Writer, msg: TxnOffsetCommitRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('TxnOffsetCommit', 28, version)
-    const start = w.pos
-    try {
-      writeTxnOffsetCommitRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'TxnOffsetCommitRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): TxnOffsetCommitRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('TxnOffsetCommit', 28, version)
-    try {
-      return readTxnOffsetCommitRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'TxnOffsetCommitRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: TxnOffsetCommitResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('TxnOffsetCommit', 28, version)
-    const start = w.pos
-    try {
-      writeTxnOffsetCommitResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'TxnOffsetCommitResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): TxnOffsetCommitResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('TxnOffsetCommit', 28, version)
-    try {
-      return readTxnOffsetCommitResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'TxnOffsetCommitResponse')
-    }
-  },
-}
+  request: ['TxnOffsetCommitRequest', writeTxnOffsetCommitRequest, readTxnOffsetCommitRequest],
+  response: ['TxnOffsetCommitResponse', writeTxnOffsetCommitResponse, readTxnOffsetCommitResponse],
+})

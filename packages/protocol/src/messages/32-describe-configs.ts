@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface DescribeConfigsRequest {
   /** Resources: versions 0+ */
@@ -317,46 +317,12 @@ function readDescribeConfigsResponseSynonym(r: Reader, v: number): DescribeConfi
   return $o
 }
 
-export const DescribeConfigs: ApiDefinition<DescribeConfigsRequest, DescribeConfigsResponse> = {
+export const DescribeConfigs: ApiDefinition<DescribeConfigsRequest, DescribeConfigsResponse> = defineApi({
   apiKey: 32,
   name: 'DescribeConfigs',
   minVersion: 0,
   maxVersion: 4,
   firstFlexibleVersion: 4,
-  encodeRequest(w: Writer, msg: DescribeConfigsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('DescribeConfigs', 32, version)
-    const start = w.pos
-    try {
-      writeDescribeConfigsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeConfigsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DescribeConfigsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('DescribeConfigs', 32, version)
-    try {
-      return readDescribeConfigsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeConfigsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DescribeConfigsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('DescribeConfigs', 32, version)
-    const start = w.pos
-    try {
-      writeDescribeConfigsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeConfigsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DescribeConfigsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 4)) throw unsupportedVersion('DescribeConfigs', 32, version)
-    try {
-      return readDescribeConfigsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeConfigsResponse')
-    }
-  },
-}
+  request: ['DescribeConfigsRequest', writeDescribeConfigsRequest, readDescribeConfigsRequest],
+  response: ['DescribeConfigsResponse', writeDescribeConfigsResponse, readDescribeConfigsResponse],
+})

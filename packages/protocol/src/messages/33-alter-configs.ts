@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface AlterConfigsRequest {
   /** Resources: versions 0+ */
@@ -194,46 +194,12 @@ function readAlterConfigsResponseResourceResponse(r: Reader, v: number): AlterCo
   return $o
 }
 
-export const AlterConfigs: ApiDefinition<AlterConfigsRequest, AlterConfigsResponse> = {
+export const AlterConfigs: ApiDefinition<AlterConfigsRequest, AlterConfigsResponse> = defineApi({
   apiKey: 33,
   name: 'AlterConfigs',
   minVersion: 0,
   maxVersion: 2,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: AlterConfigsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('AlterConfigs', 33, version)
-    const start = w.pos
-    try {
-      writeAlterConfigsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AlterConfigsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): AlterConfigsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('AlterConfigs', 33, version)
-    try {
-      return readAlterConfigsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AlterConfigsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: AlterConfigsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('AlterConfigs', 33, version)
-    const start = w.pos
-    try {
-      writeAlterConfigsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'AlterConfigsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): AlterConfigsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('AlterConfigs', 33, version)
-    try {
-      return readAlterConfigsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'AlterConfigsResponse')
-    }
-  },
-}
+  request: ['AlterConfigsRequest', writeAlterConfigsRequest, readAlterConfigsRequest],
+  response: ['AlterConfigsResponse', writeAlterConfigsResponse, readAlterConfigsResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, defineApi } from './runtime.js'
 
 export interface SaslAuthenticateRequest {
   /** AuthBytes: versions 0+ */
@@ -72,46 +72,12 @@ function readSaslAuthenticateResponse(r: Reader, v: number): SaslAuthenticateRes
   return $o
 }
 
-export const SaslAuthenticate: ApiDefinition<SaslAuthenticateRequest, SaslAuthenticateResponse> = {
+export const SaslAuthenticate: ApiDefinition<SaslAuthenticateRequest, SaslAuthenticateResponse> = defineApi({
   apiKey: 36,
   name: 'SaslAuthenticate',
   minVersion: 0,
   maxVersion: 2,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: SaslAuthenticateRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('SaslAuthenticate', 36, version)
-    const start = w.pos
-    try {
-      writeSaslAuthenticateRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SaslAuthenticateRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): SaslAuthenticateRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('SaslAuthenticate', 36, version)
-    try {
-      return readSaslAuthenticateRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SaslAuthenticateRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: SaslAuthenticateResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('SaslAuthenticate', 36, version)
-    const start = w.pos
-    try {
-      writeSaslAuthenticateResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'SaslAuthenticateResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): SaslAuthenticateResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('SaslAuthenticate', 36, version)
-    try {
-      return readSaslAuthenticateResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'SaslAuthenticateResponse')
-    }
-  },
-}
+  request: ['SaslAuthenticateRequest', writeSaslAuthenticateRequest, readSaslAuthenticateRequest],
+  response: ['SaslAuthenticateResponse', writeSaslAuthenticateResponse, readSaslAuthenticateResponse],
+})

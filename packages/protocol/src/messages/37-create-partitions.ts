@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface CreatePartitionsRequest {
   /** Topics: versions 0+ */
@@ -206,46 +206,12 @@ function readCreatePartitionsResponseTopicResult(r: Reader, v: number): CreatePa
   return $o
 }
 
-export const CreatePartitions: ApiDefinition<CreatePartitionsRequest, CreatePartitionsResponse> = {
+export const CreatePartitions: ApiDefinition<CreatePartitionsRequest, CreatePartitionsResponse> = defineApi({
   apiKey: 37,
   name: 'CreatePartitions',
   minVersion: 0,
   maxVersion: 3,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: CreatePartitionsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 3)) throw unsupportedVersion('CreatePartitions', 37, version)
-    const start = w.pos
-    try {
-      writeCreatePartitionsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'CreatePartitionsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): CreatePartitionsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 3)) throw unsupportedVersion('CreatePartitions', 37, version)
-    try {
-      return readCreatePartitionsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'CreatePartitionsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: CreatePartitionsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 3)) throw unsupportedVersion('CreatePartitions', 37, version)
-    const start = w.pos
-    try {
-      writeCreatePartitionsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'CreatePartitionsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): CreatePartitionsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 3)) throw unsupportedVersion('CreatePartitions', 37, version)
-    try {
-      return readCreatePartitionsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'CreatePartitionsResponse')
-    }
-  },
-}
+  request: ['CreatePartitionsRequest', writeCreatePartitionsRequest, readCreatePartitionsRequest],
+  response: ['CreatePartitionsResponse', writeCreatePartitionsResponse, readCreatePartitionsResponse],
+})

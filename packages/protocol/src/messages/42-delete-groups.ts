@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface DeleteGroupsRequest {
   /** GroupsNames: versions 0+ */
@@ -109,46 +109,12 @@ function readDeleteGroupsResponseDeletableGroupResult(r: Reader, v: number): Del
   return $o
 }
 
-export const DeleteGroups: ApiDefinition<DeleteGroupsRequest, DeleteGroupsResponse> = {
+export const DeleteGroups: ApiDefinition<DeleteGroupsRequest, DeleteGroupsResponse> = defineApi({
   apiKey: 42,
   name: 'DeleteGroups',
   minVersion: 0,
   maxVersion: 2,
   firstFlexibleVersion: 2,
-  encodeRequest(w: Writer, msg: DeleteGroupsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteGroups', 42, version)
-    const start = w.pos
-    try {
-      writeDeleteGroupsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteGroupsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DeleteGroupsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteGroups', 42, version)
-    try {
-      return readDeleteGroupsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteGroupsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DeleteGroupsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteGroups', 42, version)
-    const start = w.pos
-    try {
-      writeDeleteGroupsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DeleteGroupsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DeleteGroupsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 2)) throw unsupportedVersion('DeleteGroups', 42, version)
-    try {
-      return readDeleteGroupsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DeleteGroupsResponse')
-    }
-  },
-}
+  request: ['DeleteGroupsRequest', writeDeleteGroupsRequest, readDeleteGroupsRequest],
+  response: ['DeleteGroupsResponse', writeDeleteGroupsResponse, readDeleteGroupsResponse],
+})

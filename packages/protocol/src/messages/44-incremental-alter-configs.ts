@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface IncrementalAlterConfigsRequest {
   /** Resources: versions 0+ */
@@ -198,46 +198,12 @@ function readIncrementalAlterConfigsResponseAlterConfigsResourceResponse(r: Read
   return $o
 }
 
-export const IncrementalAlterConfigs: ApiDefinition<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> = {
+export const IncrementalAlterConfigs: ApiDefinition<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> = defineApi({
   apiKey: 44,
   name: 'IncrementalAlterConfigs',
   minVersion: 0,
   maxVersion: 1,
   firstFlexibleVersion: 1,
-  encodeRequest(w: Writer, msg: IncrementalAlterConfigsRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('IncrementalAlterConfigs', 44, version)
-    const start = w.pos
-    try {
-      writeIncrementalAlterConfigsRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'IncrementalAlterConfigsRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): IncrementalAlterConfigsRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('IncrementalAlterConfigs', 44, version)
-    try {
-      return readIncrementalAlterConfigsRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'IncrementalAlterConfigsRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: IncrementalAlterConfigsResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('IncrementalAlterConfigs', 44, version)
-    const start = w.pos
-    try {
-      writeIncrementalAlterConfigsResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'IncrementalAlterConfigsResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): IncrementalAlterConfigsResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('IncrementalAlterConfigs', 44, version)
-    try {
-      return readIncrementalAlterConfigsResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'IncrementalAlterConfigsResponse')
-    }
-  },
-}
+  request: ['IncrementalAlterConfigsRequest', writeIncrementalAlterConfigsRequest, readIncrementalAlterConfigsRequest],
+  response: ['IncrementalAlterConfigsResponse', writeIncrementalAlterConfigsResponse, readIncrementalAlterConfigsResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, taggedInRigidVersion, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { taggedInRigidVersion, nullDecoded, defineApi } from './runtime.js'
 
 export interface OffsetDeleteRequest {
   /** GroupId: versions 0+ */
@@ -173,46 +173,12 @@ function readOffsetDeleteResponsePartition(r: Reader, v: number): OffsetDeleteRe
   return $o
 }
 
-export const OffsetDelete: ApiDefinition<OffsetDeleteRequest, OffsetDeleteResponse> = {
+export const OffsetDelete: ApiDefinition<OffsetDeleteRequest, OffsetDeleteResponse> = defineApi({
   apiKey: 47,
   name: 'OffsetDelete',
   minVersion: 0,
   maxVersion: 0,
   firstFlexibleVersion: Infinity,
-  encodeRequest(w: Writer, msg: OffsetDeleteRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 0)) throw unsupportedVersion('OffsetDelete', 47, version)
-    const start = w.pos
-    try {
-      writeOffsetDeleteRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetDeleteRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): OffsetDeleteRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 0)) throw unsupportedVersion('OffsetDelete', 47, version)
-    try {
-      return readOffsetDeleteRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetDeleteRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: OffsetDeleteResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 0)) throw unsupportedVersion('OffsetDelete', 47, version)
-    const start = w.pos
-    try {
-      writeOffsetDeleteResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'OffsetDeleteResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): OffsetDeleteResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 0)) throw unsupportedVersion('OffsetDelete', 47, version)
-    try {
-      return readOffsetDeleteResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'OffsetDeleteResponse')
-    }
-  },
-}
+  request: ['OffsetDeleteRequest', writeOffsetDeleteRequest, readOffsetDeleteRequest],
+  response: ['OffsetDeleteResponse', writeOffsetDeleteResponse, readOffsetDeleteResponse],
+})

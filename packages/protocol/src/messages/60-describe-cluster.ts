@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullDecoded, defineApi } from './runtime.js'
 
 export interface DescribeClusterRequest {
   /** IncludeClusterAuthorizedOperations: versions 0+ */
@@ -128,46 +128,12 @@ function readDescribeClusterResponseBroker(r: Reader, v: number): DescribeCluste
   return $o
 }
 
-export const DescribeCluster: ApiDefinition<DescribeClusterRequest, DescribeClusterResponse> = {
+export const DescribeCluster: ApiDefinition<DescribeClusterRequest, DescribeClusterResponse> = defineApi({
   apiKey: 60,
   name: 'DescribeCluster',
   minVersion: 0,
   maxVersion: 1,
   firstFlexibleVersion: 0,
-  encodeRequest(w: Writer, msg: DescribeClusterRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('DescribeCluster', 60, version)
-    const start = w.pos
-    try {
-      writeDescribeClusterRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeClusterRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): DescribeClusterRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('DescribeCluster', 60, version)
-    try {
-      return readDescribeClusterRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeClusterRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: DescribeClusterResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('DescribeCluster', 60, version)
-    const start = w.pos
-    try {
-      writeDescribeClusterResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'DescribeClusterResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): DescribeClusterResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('DescribeCluster', 60, version)
-    try {
-      return readDescribeClusterResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'DescribeClusterResponse')
-    }
-  },
-}
+  request: ['DescribeClusterRequest', writeDescribeClusterRequest, readDescribeClusterRequest],
+  response: ['DescribeClusterResponse', writeDescribeClusterResponse, readDescribeClusterResponse],
+})

@@ -3,7 +3,7 @@ import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import type { Writer } from '../wire/writer.js'
 import type { ApiDefinition } from './api.js'
-import { unsupportedVersion, absentField, nullDecoded, encodeFailure, decodeFailure } from './runtime.js'
+import { absentField, nullDecoded, defineApi } from './runtime.js'
 
 export interface ConsumerGroupHeartbeatRequest {
   /** GroupId: versions 0+ */
@@ -252,46 +252,12 @@ function isDefaultConsumerGroupHeartbeatResponseAssignment(s: ConsumerGroupHeart
     (s._tagged === undefined || s._tagged.length === 0)
 }
 
-export const ConsumerGroupHeartbeat: ApiDefinition<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> = {
+export const ConsumerGroupHeartbeat: ApiDefinition<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> = defineApi({
   apiKey: 68,
   name: 'ConsumerGroupHeartbeat',
   minVersion: 0,
   maxVersion: 1,
   firstFlexibleVersion: 0,
-  encodeRequest(w: Writer, msg: ConsumerGroupHeartbeatRequest, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('ConsumerGroupHeartbeat', 68, version)
-    const start = w.pos
-    try {
-      writeConsumerGroupHeartbeatRequest(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ConsumerGroupHeartbeatRequest', version)
-    }
-  },
-  decodeRequest(r: Reader, version: number): ConsumerGroupHeartbeatRequest {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('ConsumerGroupHeartbeat', 68, version)
-    try {
-      return readConsumerGroupHeartbeatRequest(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ConsumerGroupHeartbeatRequest')
-    }
-  },
-  encodeResponse(w: Writer, msg: ConsumerGroupHeartbeatResponse, version: number): void {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('ConsumerGroupHeartbeat', 68, version)
-    const start = w.pos
-    try {
-      writeConsumerGroupHeartbeatResponse(w, msg, version)
-    } catch (e) {
-      w.pos = start
-      throw encodeFailure(e, 'ConsumerGroupHeartbeatResponse', version)
-    }
-  },
-  decodeResponse(r: Reader, version: number): ConsumerGroupHeartbeatResponse {
-    if (!(Number.isInteger(version) && version >= 0 && version <= 1)) throw unsupportedVersion('ConsumerGroupHeartbeat', 68, version)
-    try {
-      return readConsumerGroupHeartbeatResponse(r, version)
-    } catch (e) {
-      throw decodeFailure(e, r, 'ConsumerGroupHeartbeatResponse')
-    }
-  },
-}
+  request: ['ConsumerGroupHeartbeatRequest', writeConsumerGroupHeartbeatRequest, readConsumerGroupHeartbeatRequest],
+  response: ['ConsumerGroupHeartbeatResponse', writeConsumerGroupHeartbeatResponse, readConsumerGroupHeartbeatResponse],
+})

@@ -6,6 +6,7 @@ import { DecodeError, EncodeError, TidelogError, UnsupportedVersionError } from 
 import type { Reader } from '../wire/reader.js'
 import type { TaggedField } from '../wire/types.js'
 import { uvarintSize, type Writer } from '../wire/writer.js'
+import type { ApiDefinition } from './api.js'
 
 /** The default for a bytes field; a zero-length view cannot be mutated, so one can be shared. */
 export const EMPTY_BYTES: Buffer = Buffer.alloc(0)
@@ -126,4 +127,61 @@ export function taggedFieldEnd(r: Reader, tag: number, last: number): number {
 /** An unknown tagged field, copied so it does not pin the whole input buffer. */
 export function rawTagged(r: Reader, tag: number, end: number): TaggedField {
   return { tag, data: Buffer.from(r.buf.subarray(r.pos, end)) }
+}
+
+// --- API definitions -----------------------------------------------------------------------
+
+type WriteFn<T> = (w: Writer, m: T, v: number) => void
+type ReadFn<T> = (r: Reader, v: number) => T
+
+/**
+ * Builds an API's four entry points around its generated readers and writers, so that every
+ * API checks versions and wraps failures the same way: an unsupported version is refused
+ * before any byte is touched, a failed encode leaves the writer where it started, and only
+ * tidelog errors leave the codec.
+ */
+export function defineApi<Req, Res>(d: {
+  apiKey: number
+  name: string
+  minVersion: number
+  maxVersion: number
+  firstFlexibleVersion: number
+  request: readonly [name: string, write: WriteFn<Req>, read: ReadFn<Req>]
+  response: readonly [name: string, write: WriteFn<Res>, read: ReadFn<Res>]
+}): ApiDefinition<Req, Res> {
+  const { apiKey, name, minVersion: lo, maxVersion: hi } = d
+  const check = (version: number): void => {
+    if (!(Number.isInteger(version) && version >= lo && version <= hi)) throw unsupportedVersion(name, apiKey, version)
+  }
+  const encoder = <T>([what, write]: readonly [string, WriteFn<T>, ReadFn<T>]) =>
+    (w: Writer, msg: T, version: number): void => {
+      check(version)
+      const start = w.pos
+      try {
+        write(w, msg, version)
+      } catch (e) {
+        w.pos = start
+        throw encodeFailure(e, what, version)
+      }
+    }
+  const decoder = <T>([what, , read]: readonly [string, WriteFn<T>, ReadFn<T>]) =>
+    (r: Reader, version: number): T => {
+      check(version)
+      try {
+        return read(r, version)
+      } catch (e) {
+        throw decodeFailure(e, r, what)
+      }
+    }
+  return {
+    apiKey,
+    name,
+    minVersion: lo,
+    maxVersion: hi,
+    firstFlexibleVersion: d.firstFlexibleVersion,
+    encodeRequest: encoder(d.request),
+    decodeRequest: decoder(d.request),
+    encodeResponse: encoder(d.response),
+    decodeResponse: decoder(d.response),
+  }
 }
