@@ -235,14 +235,14 @@ describe('hostile compressed payloads', () => {
     ['snappy', CompressionType.Snappy],
     ['lz4', CompressionType.Lz4],
     ['zstd', CompressionType.Zstd],
-  ] as const)('%s: 15,000 mutated and random payloads', (_n, type) => {
+  ] as const)('%s: 100,000 mutated and random payloads', (_n, type) => {
     const r = rng(SEED + type)
     const codec = getCodec(type)
     const seeds = seedsFor(type)
     // The first seed is valid and decodes to `plain`: the mutations start from real streams.
     expect(Buffer.from(codec.decompress(seeds[0]!, CAP) as Uint8Array).equals(plain)).toBe(true)
     let worstMs = 0
-    for (let i = 0; i < 15_000; i++) {
+    for (let i = 0; i < 100_000; i++) {
       const input =
         i % 8 === 0 ? Buffer.from(Array.from({ length: r.int(100) }, () => r.int(256))) : mutate(r, seeds[r.int(seeds.length)]!)
       const t = performance.now()
@@ -252,5 +252,5 @@ describe('hostile compressed payloads', () => {
       if (bytes > allowed) throw new Error(`${_n} input ${i} allocated ${bytes} bytes: ${input.toString('hex')}`)
     }
     expect(worstMs).toBeLessThan(2000)
-  })
+  }, 300_000)
 })
