@@ -327,3 +327,39 @@ describe('restart', () => {
     await expect(startBroker({ port: 0, dataDir })).rejects.toThrow(/in use/)
   })
 })
+
+describe('topic configs', () => {
+  it('CreateTopics refuses unknown or invalid configs with INVALID_CONFIG and creates nothing; DescribeConfigs shows what was set', async () => {
+    const b = await start()
+    const c = await connect(b)
+    const create = (name: string, configs: { name: string; value: string }[]) =>
+      c.request(ApiKeys.CreateTopics, 7, {
+        topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs }],
+        timeoutMs: 10_000,
+        validateOnly: false,
+      })
+    const bad = await create('bad-config', [{ name: 'retention.ms', value: 'soon' }])
+    expect(bad.topics[0].errorCode).toBe(ErrorCodes.INVALID_CONFIG)
+    expect(bad.topics[0].errorMessage).toMatch(/retention\.ms/)
+    const unknown = await create('unknown-config', [{ name: 'no.such.config', value: '1' }])
+    expect(unknown.topics[0].errorCode).toBe(ErrorCodes.INVALID_CONFIG)
+    const meta = await c.request(ApiKeys.Metadata, 12, {
+      topics: [{ name: 'bad-config', topicId: ZERO_UUID }, { name: 'unknown-config', topicId: ZERO_UUID }],
+      allowAutoTopicCreation: false,
+      includeTopicAuthorizedOperations: false,
+    })
+    expect(meta.topics.map((t: { errorCode: number }) => t.errorCode)).toEqual([ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION])
+
+    const good = await create('good-config', [{ name: 'retention.ms', value: '3600000' }])
+    expect(good.topics[0].errorCode).toBe(ErrorCodes.NONE)
+    const described = await c.request(ApiKeys.DescribeConfigs, 4, {
+      resources: [{ resourceType: 2, resourceName: 'good-config', configurationKeys: null }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    })
+    const configs = new Map(described.results[0].configs.map((x: { name: string; value: string }) => [x.name, x.value]))
+    expect(configs.get('retention.ms')).toBe('3600000')
+    expect(configs.get('cleanup.policy')).toBe('delete')
+    expect(configs.get('max.message.bytes')).toBe('1048588')
+  })
+})
