@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { persistEntries, readEntries } from './index-file.js'
 import { OFFSET_INDEX_ENTRY } from './format.js'
 
 /**
@@ -104,12 +104,7 @@ export class OffsetIndex {
       out.writeInt32BE(this.rel[i]!, o)
       out.writeInt32BE(this.pos[i]!, o + 4)
     }
-    const fd = openSync(this.path, this.rewrite ? 'w' : 'a')
-    try {
-      if (out.length > 0) writeSync(fd, out, 0, out.length)
-    } finally {
-      closeSync(fd)
-    }
+    persistEntries(this.path, out, this.rewrite)
     this.persisted = this.n
     this.rewrite = false
   }
@@ -120,13 +115,8 @@ export class OffsetIndex {
    * the log): the caller then rebuilds it from the log.
    */
   static load(path: string, baseOffset: number, logSize: number): OffsetIndex | undefined {
-    let data: Buffer
-    try {
-      data = readFileSync(path)
-    } catch {
-      return undefined
-    }
-    if (data.length % OFFSET_INDEX_ENTRY !== 0) return undefined
+    const data = readEntries(path, OFFSET_INDEX_ENTRY)
+    if (data === undefined) return undefined
     const count = data.length / OFFSET_INDEX_ENTRY
     const index = new OffsetIndex(path, baseOffset, Math.max(64, count))
     let prevRel = -1

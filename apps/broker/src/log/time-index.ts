@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { persistEntries, readEntries } from './index-file.js'
 import { TIME_INDEX_ENTRY } from './format.js'
 
 /**
@@ -104,25 +104,15 @@ export class TimeIndex {
       out.writeBigInt64BE(BigInt(this.ts[i]!), o)
       out.writeInt32BE(this.rel[i]!, o + 8)
     }
-    const fd = openSync(this.path, this.rewrite ? 'w' : 'a')
-    try {
-      if (out.length > 0) writeSync(fd, out, 0, out.length)
-    } finally {
-      closeSync(fd)
-    }
+    persistEntries(this.path, out, this.rewrite)
     this.persisted = this.n
     this.rewrite = false
   }
 
   /** Reads the file, or undefined when missing or not sane (the caller rebuilds). */
   static load(path: string, baseOffset: number, maxRelativeOffset: number): TimeIndex | undefined {
-    let data: Buffer
-    try {
-      data = readFileSync(path)
-    } catch {
-      return undefined
-    }
-    if (data.length % TIME_INDEX_ENTRY !== 0) return undefined
+    const data = readEntries(path, TIME_INDEX_ENTRY)
+    if (data === undefined) return undefined
     const count = data.length / TIME_INDEX_ENTRY
     const index = new TimeIndex(path, baseOffset, Math.max(16, count))
     let prevTs = -Infinity
