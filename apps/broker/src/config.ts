@@ -32,6 +32,15 @@ export interface BrokerConfig {
   /** fsync at least this often (ms); Infinity leaves it to the page cache. */
   flushMs: number
   maxMessageBytes: number
+  /** Kafka's fetch.max.bytes: record bytes in one Fetch response (at least one batch, KIP-74). */
+  fetchMaxBytes: number
+  /**
+   * log.message.timestamp.before.max.ms / after.max.ms (KIP-937): how far a CreateTime
+   * record's timestamp may lie behind or ahead of the broker clock; Infinity (Kafka's
+   * Long.MAX_VALUE default) accepts any.
+   */
+  messageTimestampBeforeMaxMs: number
+  messageTimestampAfterMaxMs: number
   maxRequestBytes: number
   logLevel: LogLevel
 }
@@ -53,6 +62,10 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   flushMs: Infinity,
   // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
   maxMessageBytes: 1048588,
+  // Kafka's fetch.max.bytes default: 55 MiB.
+  fetchMaxBytes: 57671680,
+  messageTimestampBeforeMaxMs: Infinity,
+  messageTimestampAfterMaxMs: Infinity,
   maxRequestBytes: 100 * 1024 * 1024,
   logLevel: 'info',
 })
@@ -77,6 +90,8 @@ interface OptionSpec {
   env: string
   kind: Kind
   help: string
+  /** What --help prints as the default, when the value alone would mislead. */
+  defaultText?: string
 }
 
 const INT32_MAX = 2 ** 31 - 1
@@ -100,6 +115,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'flushMessages', flag: 'flush-messages', env: 'TIDELOG_FLUSH_MESSAGES', kind: { type: 'int', min: 1, max: SAFE, infinite: 'max' }, help: 'fsync after this many messages (1 = before every acknowledgement); default: page cache' },
   { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
   { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
+  { key: 'fetchMaxBytes', flag: 'fetch-max-bytes', env: 'TIDELOG_FETCH_MAX_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'record bytes in one fetch response (at least one batch is always returned)' },
+  { key: 'messageTimestampBeforeMaxMs', flag: 'log-message-timestamp-before-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records older than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
+  { key: 'messageTimestampAfterMaxMs', flag: 'log-message-timestamp-after-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records further in the future than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TIDELOG_MAX_REQUEST_BYTES', kind: { type: 'int', min: 1024, max: INT32_MAX }, help: 'largest request frame accepted; larger ones close the connection' },
   { key: 'logLevel', flag: 'log-level', env: 'TIDELOG_LOG_LEVEL', kind: { type: 'enum', values: ['error', 'warn', 'info', 'debug'] }, help: 'error | warn | info | debug' },
 ]
@@ -108,6 +126,7 @@ const CONFIG_ENV = 'TIDELOG_CONFIG'
 
 function describeDefault(spec: OptionSpec): string {
   const v = DEFAULT_CONFIG[spec.key]
+  if (spec.defaultText !== undefined) return ` (default: ${spec.defaultText})`
   if (v === undefined) return ''
   if (v === Infinity) return ' (default: none, page cache)'
   return ` (default: ${String(v)})`

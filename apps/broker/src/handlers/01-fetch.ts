@@ -102,7 +102,10 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
 }
 
 /**
- * Fetch 4-17 for consumers. Long poll: when less than min_bytes is ready and
+ * Fetch 4-17 for consumers. The response carries at most min(max_bytes,
+ * fetch.max.bytes) of record bytes and each partition at most its
+ * partition_max_bytes, in whole batches; the first batch of the first
+ * partition with data is returned even when it is larger (KIP-74). Long poll: when less than min_bytes is ready and
  * nothing failed, the request sleeps until an append to one of its partitions
  * or max_wait_ms, then reads again. Fetch sessions (KIP-227) are declined by
  * answering session id 0, which clients treat as "keep sending full fetches";
@@ -119,12 +122,15 @@ export const fetchHandler = defineHandler({
       return { throttleTimeMs: 0, errorCode: ErrorCodes.FETCH_SESSION_ID_NOT_FOUND, sessionId: 0, responses: [] }
     }
     const { wanted, topics } = resolve(broker, req, v)
-    const maxBytes = req.maxBytes ?? 0x7fffffff
+    // As Kafka's KafkaApis: the request's max_bytes is capped by the broker's fetch.max.bytes,
+    // and min_bytes by the result, so a long poll never waits for more than it may return.
+    const maxBytes = Math.max(0, Math.min(req.maxBytes ?? 0x7fffffff, broker.config.fetchMaxBytes))
+    const minBytes = Math.min(req.minBytes, maxBytes)
     const readCommitted = (req.isolationLevel ?? 0) === READ_COMMITTED
     const deadline = Date.now() + Math.max(0, req.maxWaitMs)
     const logs = wanted.flatMap((w) => (w.log !== undefined ? [w.log] : []))
     let result = await readAll(wanted, maxBytes, readCommitted)
-    while (result.bytes < req.minBytes && result.errors === 0 && wanted.length > 0) {
+    while (result.bytes < minBytes && result.errors === 0 && wanted.length > 0) {
       const left = deadline - Date.now()
       if (left <= 0) break
       const appended = await broker.appends.wait(logs, left)

@@ -78,6 +78,24 @@ export class OffsetIndex {
     return found < 0 ? 0 : this.pos[found]!
   }
 
+  /** The largest indexed position that is <= `position` (0 if none is): a batch boundary. */
+  positionAtOrBefore(position: number): number {
+    let lo = 0
+    let hi = this.n - 1
+    let found = 0
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      const p = this.pos[mid]!
+      if (p <= position) {
+        found = p
+        lo = mid + 1
+      } else {
+        hi = mid - 1
+      }
+    }
+    return found
+  }
+
   /** Drops entries at or past `position` (used when the log is truncated there). */
   truncateToPosition(position: number): void {
     let n = this.n

@@ -399,7 +399,8 @@ export class PartitionLog {
 
   /**
    * Reads whole batches starting with the one that holds `offset`, up to
-   * `maxBytes` (at least the first batch, however large, when `minOneBatch`).
+   * `maxBytes` (at least the first batch, however large, when `minOneBatch`),
+   * from one segment, as Kafka does; a read never carries a partial batch.
    * Throws OffsetOutOfRangeError outside [logStartOffset, logEndOffset].
    */
   async read(offset: number, maxBytes: number, minOneBatch = true): Promise<ReadResult> {
@@ -414,10 +415,15 @@ export class PartitionLog {
       const end = seg.size
       const loc = seg.locate(offset, end)
       if (loc === undefined) continue
-      const len = Math.min(end - loc.position, Math.max(maxBytes, minOneBatch ? loc.size : 0))
-      if (len < loc.size) return result
-      const bytes = await seg.read(loc.position, len)
-      result.records = wholeBatches(bytes)
+      // Only the bytes the response carries are read: whole batches up to maxBytes,
+      // or the first batch alone when it is larger and the caller must make progress (KIP-74).
+      let stop = seg.wholeBatchesEnd(loc.position, maxBytes, end)
+      if (stop === loc.position) {
+        if (!minOneBatch || loc.position + loc.size > end) return result
+        stop = loc.position + loc.size
+      }
+      const bytes = await seg.read(loc.position, stop - loc.position)
+      result.records = bytes.length === stop - loc.position ? bytes : wholeBatches(bytes)
       return result
     }
     return result

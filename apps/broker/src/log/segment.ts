@@ -228,6 +228,28 @@ export class LogSegment {
     return undefined
   }
 
+  /**
+   * Where a read that starts at the batch boundary `start` must stop to carry
+   * only whole batches and at most `maxBytes`: the end of the last batch that
+   * fits, or `start` when not even the first one does. The offset index gives
+   * the last boundary at or below the limit, so only the headers of about one
+   * index interval are read, whatever `maxBytes` is.
+   */
+  wholeBatchesEnd(start: number, maxBytes: number, end = this.size): number {
+    const limit = Math.min(end, start + Math.max(0, maxBytes))
+    if (limit - start < RECORD_BATCH_OVERHEAD) return start
+    let pos = Math.max(start, this.offsetIndex.positionAtOrBefore(limit))
+    const w = new Window(this.fd, end, 2 * this.indexIntervalBytes + 1024)
+    while (limit - pos >= RECORD_BATCH_OVERHEAD) {
+      const o = w.load(pos, LOG_OVERHEAD)
+      if (o < 0) break
+      const size = LOG_OVERHEAD + SCRATCH.readInt32BE(o + BATCH_LENGTH_AT)
+      if (size < RECORD_BATCH_OVERHEAD || size > limit - pos) break
+      pos += size
+    }
+    return pos
+  }
+
   /** The first batch whose maxTimestamp is >= `timestamp`, starting from the time index. */
   findByTimestamp(timestamp: number, end = this.size): BatchLocation | undefined {
     if (this.maxTimestamp < timestamp) return undefined
