@@ -1,69 +1,24 @@
 import {
-  CorruptRecordError,
   ErrorCodes,
-  InvalidRecordError,
-  LOG_OVERHEAD,
   Produce,
-  RecordTooLargeError,
-  batchSizeAt,
-  validateRecordBatch,
   type ProduceRequest,
   type ProduceResponse,
   type ProduceResponsePartitionProduceResponse,
 } from '@tidelog/protocol'
 import { type PartitionLog, ProducerStateError } from '../log/index.js'
-import type { Topic } from '../topics.js'
+import { BatchRejectedError, type RecordError, validateProducedBatch } from '../log/validator.js'
 import { defineHandler } from './types.js'
 
 // The first version whose records must be a single magic-2 batch (KIP-98).
 const MIN_SERVED_VERSION = 3
 
-class PartitionError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
-/**
- * The checks Kafka applies to a produced partition's records, in its order
- * (ProduceRequest.validateRecords, UnifiedLog.analyzeAndValidateRecords,
- * LogValidator): exactly one batch, magic 2, baseOffset 0, size within
- * max.message.bytes, CRC32C, offset range agreeing with a positive record
- * count, no control batch from a client.
- */
-function validate(records: Buffer, topic: Topic): void {
-  const size = batchSizeAt(records, 0)
-  if (records.length < LOG_OVERHEAD || size < 0) throw new PartitionError(ErrorCodes.CORRUPT_MESSAGE, 'records are truncated')
-  if (size < records.length) {
-    throw new PartitionError(ErrorCodes.INVALID_RECORD, 'produce requests from version 3 on must contain exactly one record batch')
-  }
-  if (records.length > 16 && records[16] !== 2) {
-    throw new PartitionError(ErrorCodes.INVALID_RECORD, `produce requests from version 3 on must contain magic 2 batches, got magic ${records[16]}`)
-  }
-  if (records.readInt32BE(0) !== 0 || records.readInt32BE(4) !== 0) {
-    throw new PartitionError(ErrorCodes.INVALID_RECORD, 'the baseOffset of a produced record batch must be 0')
-  }
-  let header
-  try {
-    header = validateRecordBatch(records, 0, { maxBatchBytes: topic.settings.maxMessageBytes })
-  } catch (err) {
-    if (err instanceof RecordTooLargeError) throw new PartitionError(ErrorCodes.MESSAGE_TOO_LARGE, err.message)
-    if (err instanceof CorruptRecordError) throw new PartitionError(ErrorCodes.CORRUPT_MESSAGE, err.message)
-    if (err instanceof InvalidRecordError) throw new PartitionError(ErrorCodes.INVALID_RECORD, err.message)
-    throw err
-  }
-  if (header.isControl) throw new PartitionError(ErrorCodes.INVALID_RECORD, 'clients may not produce control batches')
-  if (header.isTransactional) throw new PartitionError(ErrorCodes.INVALID_RECORD, 'transactional batches are not supported by this broker')
-  if (header.producerId >= 0n && header.baseSequence < 0) {
-    throw new PartitionError(ErrorCodes.INVALID_RECORD, `invalid base sequence ${header.baseSequence} for producer ${header.producerId}`)
-  }
-}
-
-function partitionResult(index: number, errorCode: number, errorMessage: string | null = null): ProduceResponsePartitionProduceResponse {
-  return { index, errorCode, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors: [], errorMessage }
+function partitionResult(
+  index: number,
+  errorCode: number,
+  errorMessage: string | null = null,
+  recordErrors: RecordError[] = [],
+): ProduceResponsePartitionProduceResponse {
+  return { index, errorCode, baseOffset: -1n, logAppendTimeMs: -1n, logStartOffset: -1n, recordErrors, errorMessage }
 }
 
 /**
@@ -110,11 +65,18 @@ export const produceHandler = defineHandler({
           }
           const records = Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength)
           try {
-            validate(records, topic)
+            validateProducedBatch(records, {
+              maxMessageBytes: topic.settings.maxMessageBytes,
+              logAppendTime: topic.settings.logAppendTime,
+              timestampBeforeMaxMs: broker.config.messageTimestampBeforeMaxMs,
+              timestampAfterMaxMs: broker.config.messageTimestampAfterMaxMs,
+              now: Date.now(),
+            })
           } catch (err) {
-            if (!(err instanceof PartitionError)) throw err
+            if (!(err instanceof BatchRejectedError)) throw err
+            // Only this partition fails; the others in the request are appended as usual.
             failed ??= err.message
-            return partitionResult(pd.index, err.code, err.message)
+            return partitionResult(pd.index, err.code, err.message, err.recordErrors)
           }
           let r
           try {
