@@ -5,12 +5,12 @@ import {
   FrameDecoder,
   Reader,
   decodeRequestHeader,
-  encodeResponseFrame,
   type RequestHeader,
 } from '@tidelog/protocol'
 import type { BrokerContext } from './context.js'
 import type { ApiHandler, RequestContext } from './handlers/index.js'
 import type { Logger } from './logger.js'
+import { encodeResponseChunks } from './response-frame.js'
 
 export interface ServerOptions {
   broker: BrokerContext
@@ -27,8 +27,8 @@ interface Slot {
   version: number
   correlationId: number
   done: boolean
-  /** The encoded response frame, or null when none is sent. */
-  out: Buffer | null
+  /** The encoded response frame as chunks to write in order (see encodeResponseChunks), or null when none is sent. */
+  out: Buffer[] | null
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -252,7 +252,7 @@ class Connection {
   private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
     if (response !== undefined) {
       try {
-        slot.out = encodeResponseFrame(slot.apiKey, slot.version, slot.correlationId, response)
+        slot.out = encodeResponseChunks(slot.apiKey, slot.version, slot.correlationId, response)
       } catch (err) {
         this.opts.logger.error(`${this.peer}: cannot encode ${handler.api.name} v${slot.version} response: ${(err as Error).message}`)
         this.destroy('response encoding failed')
@@ -267,11 +267,14 @@ class Connection {
   private flushQueue(): void {
     if (this.closed) return
     let n = 0
+    // Corked, a response's chunks (and consecutive responses) leave in one writev.
+    this.socket.cork()
     while (n < this.queue.length && this.queue[n]!.done) {
       const out = this.queue[n]!.out
-      if (out !== null) this.socket.write(out)
+      if (out !== null) for (const chunk of out) this.socket.write(chunk)
       n++
     }
+    this.socket.uncork()
     if (n > 0) this.queue.splice(0, n)
     if (this.closing && this.queue.length === 0) {
       this.end()
