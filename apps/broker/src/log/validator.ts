@@ -165,6 +165,18 @@ function invalid(message: string): BatchRejectedError {
 }
 
 function varint(b: Buffer, end: number): number {
+  // Record lengths and deltas are mostly one byte: decode those inline.
+  if (pos < end) {
+    const c = b[pos]!
+    if (c < 0x80) {
+      pos++
+      return (c >>> 1) ^ -(c & 1)
+    }
+  }
+  return varintSlow(b, end)
+}
+
+function varintSlow(b: Buffer, end: number): number {
   let x = 0
   for (let shift = 0; shift <= 28; shift += 7) {
     if (pos >= end) throw invalid(`record varint runs past the end at byte ${pos}`)
@@ -178,6 +190,13 @@ function varint(b: Buffer, end: number): number {
 
 /** A zigzag varlong as a number; beyond 2^53 is refused, as the record decoder does. */
 function varlong(b: Buffer, end: number): number {
+  if (pos < end) {
+    const c = b[pos]!
+    if (c < 0x80) {
+      pos++
+      return (c >>> 1) ^ -(c & 1)
+    }
+  }
   let z = 0
   let mul = 1
   for (let i = 0; i < 8; i++) {
@@ -193,63 +212,76 @@ function varlong(b: Buffer, end: number): number {
   throw invalid(`record timestamp delta beyond 2^53 at byte ${pos}`)
 }
 
-/** Skips a length-prefixed field of at most `rEnd - pos` bytes; -1 (null) is allowed when `nullable`. */
-function skipField(b: Buffer, rEnd: number, what: string, nullable: boolean): void {
-  const len = varint(b, rEnd)
-  if (len < (nullable ? -1 : 0)) throw invalid(`invalid ${what} length ${len}`)
-  if (len > rEnd - pos) throw invalid(`${what} of ${len} bytes runs past its record`)
-  if (len > 0) pos += len
-}
-
 /**
  * Walks `count` records in data[start, end) reading only their lengths and
  * deltas; returns the largest record timestamp (NO_TIMESTAMP if none has one).
  */
 function walkRecords(data: Buffer, start: number, end: number, count: number, ctx: WalkContext): number {
-  const { rules } = ctx
-  const checkRange = !rules.logAppendTime && (rules.timestampBeforeMaxMs !== Infinity || rules.timestampAfterMaxMs !== Infinity)
+  const { rules, logAppendTimeBatch, batchMaxTimestamp, baseTimestamp } = ctx
+  const { now, timestampBeforeMaxMs: before, timestampAfterMaxMs: after } = rules
+  const createTime = !rules.logAppendTime
+  const checkRange = createTime && (before !== Infinity || after !== Infinity)
   let errors: RecordError[] | undefined
   let timestampErrors = false
   let maxTimestamp = NO_TIMESTAMP
-  pos = start
+  // The hot loop keeps its position in a local and decodes one-byte varints inline
+  // (nearly all lengths and deltas); longer ones go through varint() and `pos`.
+  let p = start
+  let c = 0
   for (let i = 0; i < count; i++) {
-    if (pos >= end) throw invalid(`record batch declares ${count} records but holds ${i}`)
-    const size = varint(data, end)
-    const body = pos
-    if (size <= 0 || size > end - body) throw invalid(`record ${i} declares ${size} bytes, ${end - body} are left`)
-    const rEnd = body + size
-    pos++ // attributes: unused by Kafka
+    if (p >= end) throw invalid(`record batch declares ${count} records but holds ${i}`)
+    let size: number
+    if ((c = data[p]!) < 0x80) (size = (c >>> 1) ^ -(c & 1)), p++
+    else (pos = p), (size = varint(data, end)), (p = pos)
+    if (size <= 0 || size > end - p) throw invalid(`record ${i} declares ${size} bytes, ${end - p} are left`)
+    const body = p
+    const rEnd = p + size
+    p++ // attributes: unused by Kafka
+    pos = p
     const timestampDelta = varlong(data, rEnd)
     const offsetDelta = varint(data, rEnd)
-    skipField(data, rEnd, 'key', true)
-    skipField(data, rEnd, 'value', true)
+    p = pos
+    for (let f = 0; f < 2; f++) {
+      // key, then value: -1 is null
+      let len: number
+      if (p < rEnd && (c = data[p]!) < 0x80) (len = (c >>> 1) ^ -(c & 1)), p++
+      else (pos = p), (len = varint(data, rEnd)), (p = pos)
+      if (len < -1 || len > rEnd - p) throw invalid(`record ${i} has a ${f === 0 ? 'key' : 'value'} length of ${len} with ${rEnd - p} bytes left`)
+      if (len > 0) p += len
+    }
+    pos = p
     const headers = varint(data, rEnd)
     if (headers < 0) throw invalid(`record ${i} has ${headers} headers`)
     for (let k = 0; k < headers; k++) {
-      skipField(data, rEnd, 'header key', false)
-      skipField(data, rEnd, 'header value', true)
+      const keyLen = varint(data, rEnd)
+      if (keyLen < 0 || keyLen > rEnd - pos) throw invalid(`record ${i} has a header key length of ${keyLen} with ${rEnd - pos} bytes left`)
+      pos += keyLen
+      const valueLen = varint(data, rEnd)
+      if (valueLen < -1 || valueLen > rEnd - pos) throw invalid(`record ${i} has a header value length of ${valueLen} with ${rEnd - pos} bytes left`)
+      if (valueLen > 0) pos += valueLen
     }
-    if (pos !== rEnd) throw invalid(`record ${i} declares ${size} bytes but its fields take ${pos - body}`)
+    p = pos
+    if (p !== rEnd) throw invalid(`record ${i} declares ${size} bytes but its fields take ${p - body}`)
 
-    let problem: string | undefined
-    if (offsetDelta !== i) problem = `record ${i} has offset delta ${offsetDelta}, expected ${i}`
     // As Kafka's Record.timestamp(): a LogAppendTime batch gives every record its maxTimestamp.
-    const ts = ctx.logAppendTimeBatch ? ctx.batchMaxTimestamp : ctx.baseTimestamp + timestampDelta
-    if (problem === undefined) {
-      if (!rules.logAppendTime && ts !== NO_TIMESTAMP) {
-        if (checkRange && (rules.now - ts > rules.timestampBeforeMaxMs || ts - rules.now > rules.timestampAfterMaxMs)) {
-          problem = `timestamp ${ts} of record ${i} is out of range; it must be within [${rules.now - rules.timestampBeforeMaxMs}, ${rules.now + rules.timestampAfterMaxMs}]`
-          timestampErrors = true
-        }
-      } else if (ctx.logAppendTimeBatch) {
-        problem = `record ${i} has timestamp type LogAppendTime; producers must not set it`
-        timestampErrors = true
-      }
-    }
-    if (problem !== undefined) (errors ??= []).push({ batchIndex: i, batchIndexErrorMessage: problem })
+    const ts = logAppendTimeBatch ? batchMaxTimestamp : baseTimestamp + timestampDelta
     if (ts > maxTimestamp) maxTimestamp = ts
+    if (offsetDelta !== i) {
+      ;(errors ??= []).push({ batchIndex: i, batchIndexErrorMessage: `record ${i} has offset delta ${offsetDelta}, expected ${i}` })
+    } else if (createTime && ts !== NO_TIMESTAMP) {
+      if (checkRange && (now - ts > before || ts - now > after)) {
+        timestampErrors = true
+        ;(errors ??= []).push({
+          batchIndex: i,
+          batchIndexErrorMessage: `timestamp ${ts} of record ${i} is out of range; it must be within [${now - before}, ${now + after}]`,
+        })
+      }
+    } else if (logAppendTimeBatch) {
+      timestampErrors = true
+      ;(errors ??= []).push({ batchIndex: i, batchIndexErrorMessage: `record ${i} has timestamp type LogAppendTime; producers must not set it` })
+    }
   }
-  if (pos !== end) throw invalid(`${end - pos} bytes left over after the batch's ${count} records`)
+  if (p !== end) throw invalid(`${end - p} bytes left over after the batch's ${count} records`)
   if (errors !== undefined) {
     // As Kafka's processRecordErrors: any timestamp error makes it INVALID_TIMESTAMP.
     const shown = errors.slice(0, ERRORS_IN_MESSAGE).map((e) => e.batchIndexErrorMessage).join('; ')
