@@ -27,9 +27,9 @@ async function connect(b: Broker) {
   return c
 }
 
-async function createTopic(c: RawClient, name: string, partitions: number) {
+async function createTopic(c: RawClient, name: string, partitions: number, configs: Record<string, string> = {}) {
   const r = await c.request(ApiKeys.CreateTopics, 7, {
-    topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }],
+    topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
     timeoutMs: 1000,
     validateOnly: false,
   })
@@ -199,6 +199,38 @@ describe('fetch limits', () => {
       expect(reads).toEqual([sizeOf(records)])
     }
   })
+})
+
+describe('fetch across segments', () => {
+  it.each([['0', 'an index entry per batch'], ['4096', 'the default index interval']])(
+    'pages through rolled segments in whole batches with index.interval.bytes=%s (%s)',
+    async (interval) => {
+      const { c } = await start()
+      // About seven batches a segment; the limit is three and a half batches.
+      await createTopic(c, 'rolled', 1, { 'segment.bytes': String(7 * BATCH + 100), 'index.interval.bytes': interval })
+      for (let i = 0; i < 40; i++) await produce(c, 'rolled', 0, makeBatch(1, { valueSize: 1000 }))
+      const reads: number[] = []
+      const orig = LogSegment.prototype.read
+      vi.spyOn(LogSegment.prototype, 'read').mockImplementation(function (this: LogSegment, position: number, length: number) {
+        reads.push(length)
+        return orig.call(this, position, length)
+      })
+      let next = 0n
+      while (next < 40n) {
+        reads.length = 0
+        const r = await fetch(c, 'rolled', [{ partition: 0, offset: next, partitionMaxBytes: Math.floor(3.5 * BATCH) }])
+        const records = r.responses[0].partitions[0].records
+        const batches = decodeRecordBatches(records)
+        expect(batches.length).toBeGreaterThan(0)
+        expect(sizeOf(records)).toBeLessThanOrEqual(3.5 * BATCH)
+        expect(reads).toEqual([sizeOf(records)])
+        for (const b of batches) {
+          expect(b.baseOffset).toBe(next)
+          next++
+        }
+      }
+    },
+  )
 })
 
 describe('fetch by topic id', () => {
