@@ -51,6 +51,8 @@ describe('parseConfig', () => {
       host: '0.0.0.0', port: 0, advertisedHost: 'kafka.local', advertisedPort: 19092, dataDir: '/tmp/x', nodeId: 7,
       numPartitions: 6, autoCreateTopics: false, segmentBytes: 1048576, segmentMs: 60000, retentionMs: -1,
       retentionBytes: 5000000, flushMessages: 1, flushMs: 1000, maxMessageBytes: 2000000, maxRequestBytes: 4000000,
+      maxConnections: 2147483647, maxConnectionsPerIp: 2147483647, connectionsMaxIdleMs: 600000,
+      queuedMaxRequestBytes: 256 * 2 ** 20, maxPartitionsPerRequest: 10000, maxBrokerPartitions: 100000,
       logLevel: 'debug',
     })
   })
