@@ -181,3 +181,25 @@ describe('connections.max.idle.ms', () => {
     expect(await p.apiVersions()).toBe(true)
   })
 })
+
+describe('refusal log', () => {
+  it('logs the first refusal, then one line per interval with the count', async () => {
+    const { ConnectionQuotas } = await import('../src/limits.js')
+    const logger = captureLogger()
+    const q = new ConnectionQuotas({ maxConnections: 1, maxConnectionsPerIp: 1, logger, refusalLogIntervalMs: 100 })
+    expect(q.tryAcquire('10.0.0.1')).toBeUndefined()
+    for (let i = 0; i < 500; i++) expect(q.tryAcquire(i % 2 === 0 ? '10.0.0.1' : '10.0.0.2')).toMatch(/configured maximum/)
+    expect(logger.lines).toHaveLength(1)
+    await new Promise((r) => setTimeout(r, 150))
+    expect(logger.lines).toHaveLength(2)
+    expect(logger.lines[1]).toMatch(/^warn refused 499 more connection\(s\) in the last 100 ms; the latest because the broker already has the configured maximum of 1 connections \(max\.connections\)$/)
+    // Quiet again: the next refusal is logged at once, on its own.
+    expect(q.tryAcquire('10.0.0.3')).toBeDefined()
+    expect(logger.lines).toHaveLength(3)
+    q.release('10.0.0.1')
+    expect(q.open).toBe(0)
+    expect(q.tryAcquire('10.0.0.3')).toBeUndefined()
+    expect(q.refused).toBe(501)
+    q.close()
+  })
+})
