@@ -20,8 +20,6 @@ export interface ServerOptions {
   logger: Logger
   /** Requests decoded but not yet answered, per connection, before reading pauses. */
   maxInFlight?: number
-  /** How often refused connections are summed up in the log (default 60 s). */
-  refusalLogIntervalMs?: number
 }
 
 interface Slot {
@@ -374,7 +372,6 @@ export class KafkaServer {
       maxConnections: config.maxConnections,
       maxConnectionsPerIp: config.maxConnectionsPerIp,
       logger: opts.logger,
-      ...(opts.refusalLogIntervalMs !== undefined ? { refusalLogIntervalMs: opts.refusalLogIntervalMs } : {}),
     })
     this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes)
     this.server = createServer({ noDelay: true }, (socket) => {
@@ -388,7 +385,6 @@ export class KafkaServer {
       this.connections.add(new Connection(this, socket, opts, address, this.pool))
     })
   }
-
 
   listen(host: string, port: number): Promise<AddressInfo> {
     return new Promise((resolve, reject) => {
