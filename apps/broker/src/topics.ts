@@ -122,13 +122,14 @@ export class TopicRegistry {
   }
 
   /**
-   * Why `additional` more partitions (beyond those hosted, and `reserved` already
-   * granted in the same request but not created yet) would break
-   * max.broker.partitions, or undefined when they fit.
+   * Why `additional` more partitions would break max.broker.partitions, or
+   * undefined when they fit. `current` is what counts as hosted already: a
+   * request with many topics counts once and adds what it grants as it goes,
+   * rather than walking every topic for each of its own.
    */
-  partitionBudgetError(additional: number, reserved = 0): string | undefined {
+  partitionBudgetError(additional: number, current = this.partitionCount): string | undefined {
     const limit = this.config.maxBrokerPartitions
-    const after = this.partitionCount + reserved + additional
+    const after = current + additional
     if (after <= limit) return undefined
     return `${additional} more partition(s) would bring this broker to ${after}, above its limit of ${limit} (max.broker.partitions)`
   }

@@ -39,8 +39,8 @@ export const createTopicsHandler = defineHandler({
       const topics = req.topics.map((t) => ({ name: t.name, errorCode: ErrorCodes.POLICY_VIOLATION, errorMessage: TOO_MANY_PARTITIONS_PER_REQUEST }))
       return { throttleTimeMs: 0, topics }
     }
-    // Partitions granted to earlier topics of a validate_only request, which are not created.
-    let reserved = 0
+    // Hosted before this request, plus what its earlier topics were granted (created or, with validate_only, not).
+    let counted = broker.topics.partitionCount
     const counts = new Map<string, number>()
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
     const topics = req.topics.map((t): CreateTopicsResponseCreatableTopicResult => {
@@ -76,9 +76,9 @@ export const createTopicsHandler = defineHandler({
       for (const c of t.configs) asked[c.name] = c.value
       const configError = checkTopicConfigs(asked)
       if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
-      const overBudget = broker.topics.partitionBudgetError(partitions, reserved)
+      const overBudget = broker.topics.partitionBudgetError(partitions, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
-      if (req.validateOnly === true) reserved += partitions
+      counted += partitions
       for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
       const topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
       const result: CreateTopicsResponseCreatableTopicResult = { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }

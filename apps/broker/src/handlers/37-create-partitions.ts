@@ -23,8 +23,8 @@ export const createPartitionsHandler = defineHandler({
       const results = req.topics.map((t) => ({ name: t.name, errorCode: ErrorCodes.POLICY_VIOLATION, errorMessage: TOO_MANY_PARTITIONS_PER_REQUEST }))
       return { throttleTimeMs: 0, results }
     }
-    // Partitions granted to earlier topics of a validate_only request, which are not created.
-    let reserved = 0
+    // Hosted before this request, plus what its earlier topics were granted (created or, with validate_only, not).
+    let counted = broker.topics.partitionCount
     const results = req.topics.map((t) => {
       const fail = (errorCode: number, errorMessage: string | null) => ({ name: t.name, errorCode, errorMessage })
       const topic = broker.topics.get(t.name)
@@ -47,10 +47,10 @@ export const createPartitionsHandler = defineHandler({
           return fail(ErrorCodes.INVALID_REPLICA_ASSIGNMENT, `new partitions can only be assigned to broker ${broker.nodeId}`)
         }
       }
-      const overBudget = broker.topics.partitionBudgetError(additional, reserved)
+      const overBudget = broker.topics.partitionBudgetError(additional, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
-      if (req.validateOnly) reserved += additional
-      else broker.topics.addPartitions(topic, t.count)
+      counted += additional
+      if (!req.validateOnly) broker.topics.addPartitions(topic, t.count)
       return { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
     })
     return { throttleTimeMs: 0, results }
