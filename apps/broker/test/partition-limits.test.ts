@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs'
 import { ApiKeys, ErrorCodes, ZERO_UUID } from '@tidelog/protocol'
+import { Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
 import { RawClient } from './helpers/raw-client.js'
@@ -121,5 +122,26 @@ describe('CreatePartitions limits', () => {
     })
     expect((await createPartitions(c, [{ name: 't', count: 8, assignments: null }])).results[0].errorCode).toBe(0)
     expect(partitionDirs(broker)).toBe(8)
+  })
+})
+
+describe('what a real client sees', () => {
+  it('kafkajs gets POLICY_VIOLATION, and the broker keeps serving it', async () => {
+    const { broker } = await start()
+    const kafka = new Kafka({ clientId: 'limits', brokers: [`127.0.0.1:${broker.port}`], logLevel: logLevel.NOTHING, retry: { retries: 0 } })
+    const admin = kafka.admin()
+    await admin.connect()
+    try {
+      const err = await admin.createTopics({ topics: [{ topic: 'huge', numPartitions: 100_001 }] }).catch((e: unknown) => e)
+      const causes = (err as { errors?: { type?: string; message?: string }[] }).errors ?? [err as { type?: string; message?: string }]
+      // kafkajs prints its own text for the code; the broker's message is checked on the wire above.
+      expect(causes.map((e) => e.type)).toEqual(['POLICY_VIOLATION'])
+      expect(await admin.createTopics({ topics: [{ topic: 'fine', numPartitions: 2 }] })).toBe(true)
+      const big = await admin.createPartitions({ topicPartitions: [{ topic: 'fine', count: 50_000 }] }).catch((e: unknown) => e)
+      expect((big as { type?: string }).type).toBe('POLICY_VIOLATION')
+      expect((await admin.fetchTopicMetadata({ topics: ['fine'] })).topics[0]!.partitions).toHaveLength(2)
+    } finally {
+      await admin.disconnect()
+    }
   })
 })
