@@ -130,8 +130,15 @@ export class RequestMemoryPool {
 
   /** Infinity when unbounded (-1). */
   readonly capacity: number
+  private lastLogged = -Infinity
+  /** Times reading was paused for want of memory, for operators and tests. */
+  depletions = 0
 
-  constructor(capacity: number) {
+  constructor(
+    capacity: number,
+    private readonly logger?: Logger,
+    private readonly logIntervalMs = DEFAULT_REFUSAL_LOG_INTERVAL_MS,
+  ) {
     this.capacity = capacity > 0 ? capacity : Infinity
   }
 
@@ -179,7 +186,17 @@ export class RequestMemoryPool {
     if (this.used >= this.capacity) {
       if (!this.muted) {
         this.muted = true
+        this.depletions++
         for (const m of this.members) m.mute()
+        // Under pressure this flips many times a second: say so once per interval.
+        const now = Date.now()
+        if (this.logger !== undefined && now - this.lastLogged >= this.logIntervalMs) {
+          this.lastLogged = now
+          this.logger.warn(
+            `requests hold ${this.used} bytes, the queued.max.request.bytes limit of ${this.capacity}: ` +
+              `reading paused on all ${this.members.size} connection(s) until answers free memory`,
+          )
+        }
       }
       if (this.owner === undefined) {
         let best: PoolMember | undefined

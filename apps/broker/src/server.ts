@@ -373,7 +373,7 @@ export class KafkaServer {
       maxConnectionsPerIp: config.maxConnectionsPerIp,
       logger: opts.logger,
     })
-    this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes)
+    this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes, opts.logger)
     this.server = createServer({ noDelay: true }, (socket) => {
       const address = normalizeAddress(socket.remoteAddress)
       if (this.quotas.tryAcquire(address) !== undefined) {

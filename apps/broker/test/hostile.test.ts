@@ -2,6 +2,7 @@ import { type Socket, connect } from 'node:net'
 import { ApiKeys, ZERO_UUID, decodeRecordBatches, encodeRequestFrame } from '@tidelog/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Broker, startBroker } from '../src/index.js'
+import { silentLogger } from '../src/logger.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
@@ -220,8 +221,10 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     }
   })
 
-  async function hogs(queuedMaxRequestBytes: number): Promise<{ heldMiB: number; rssMiB: number; answeredAfterHogsLeft: boolean }> {
-    broker = await startBroker({ port: 0, dataDir: tempDir(), maxRequestBytes: 8 * MiB, queuedMaxRequestBytes })
+  async function hogs(queuedMaxRequestBytes: number): Promise<{ heldMiB: number; rssMiB: number; answeredAfterHogsLeft: boolean; warnings: string[] }> {
+    const warnings: string[] = []
+    const logger = { ...silentLogger, warn: (m: string) => warnings.push(m) }
+    broker = await startBroker({ port: 0, dataDir: tempDir(), maxRequestBytes: 8 * MiB, queuedMaxRequestBytes, logger })
     const port = broker.port
     const good = await RawClient.connect(port)
     const before = process.memoryUsage()
@@ -249,7 +252,7 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     good.close()
     await broker.close()
     broker = undefined
-    return { heldMiB, rssMiB, answeredAfterHogsLeft }
+    return { heldMiB, rssMiB, answeredAfterHogsLeft, warnings }
   }
 
   it('stops reading from every socket once partial requests hold the budget, and reads again when it frees', async () => {
@@ -260,6 +263,8 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     expect(bounded.heldMiB).toBeGreaterThan(6) // it did fill the budget
     expect(bounded.rssMiB).toBeLessThan(48)
     expect(bounded.answeredAfterHogsLeft).toBe(true)
+    // However often reading pauses and resumes, it is logged once per interval.
+    expect(bounded.warnings).toEqual([expect.stringMatching(/^requests hold \d+ bytes, the queued\.max\.request\.bytes limit of 8388608: reading paused on all \d+ connection\(s\) until answers free memory$/)])
     const unbounded = await hogs(-1)
     expect(unbounded.heldMiB).toBeGreaterThan(100)
     expect(unbounded.answeredAfterHogsLeft).toBe(true)
