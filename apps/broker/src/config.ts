@@ -42,6 +42,21 @@ export interface BrokerConfig {
   messageTimestampBeforeMaxMs: number
   messageTimestampAfterMaxMs: number
   maxRequestBytes: number
+  /** Connections open at once (Kafka's max.connections); one more is closed at accept. */
+  maxConnections: number
+  /** Connections open at once from one address (Kafka's max.connections.per.ip). */
+  maxConnectionsPerIp: number
+  /** Close a connection that has had no request in flight for this long (connections.max.idle.ms); -1 never. */
+  connectionsMaxIdleMs: number
+  /**
+   * Bytes all partial, queued and unanswered requests may hold together
+   * (queued.max.request.bytes); reading from every socket pauses while it is used up. -1 unbounded.
+   */
+  queuedMaxRequestBytes: number
+  /** Partitions one CreateTopics or CreatePartitions request may create (KRaft's MAX_PARTITIONS_PER_BATCH). */
+  maxPartitionsPerRequest: number
+  /** Partitions this broker hosts in total (KIP-578's max.broker.partitions). */
+  maxBrokerPartitions: number
   logLevel: LogLevel
 }
 
@@ -67,6 +82,18 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   messageTimestampBeforeMaxMs: Infinity,
   messageTimestampAfterMaxMs: Infinity,
   maxRequestBytes: 100 * 1024 * 1024,
+  // Kafka's defaults (Int.MaxValue: no limit) for the connection counts and idle time.
+  maxConnections: 2 ** 31 - 1,
+  maxConnectionsPerIp: 2 ** 31 - 1,
+  connectionsMaxIdleMs: 10 * 60 * 1000,
+  // Kafka's default is -1 (unbounded). An embedded broker shares its process with
+  // the application, so it is bounded by default; Kafka's rule that the pool is at
+  // least socket.request.max.bytes keeps every legal request readable.
+  queuedMaxRequestBytes: 256 * 1024 * 1024,
+  maxPartitionsPerRequest: 10_000,
+  // KIP-578 (not adopted) proposed no default; every partition keeps a file open
+  // and a few KiB of memory, so an unbounded count lets one client exhaust both.
+  maxBrokerPartitions: 100_000,
   logLevel: 'info',
 })
 
@@ -119,6 +146,12 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'messageTimestampBeforeMaxMs', flag: 'log-message-timestamp-before-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records older than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'messageTimestampAfterMaxMs', flag: 'log-message-timestamp-after-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records further in the future than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TIDELOG_MAX_REQUEST_BYTES', kind: { type: 'int', min: 1024, max: INT32_MAX }, help: 'largest request frame accepted; larger ones close the connection' },
+  { key: 'maxConnections', flag: 'max-connections', env: 'TIDELOG_MAX_CONNECTIONS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'connections open at once; further ones are closed at accept (max.connections)' },
+  { key: 'maxConnectionsPerIp', flag: 'max-connections-per-ip', env: 'TIDELOG_MAX_CONNECTIONS_PER_IP', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'connections open at once from one address (max.connections.per.ip)' },
+  { key: 'connectionsMaxIdleMs', flag: 'connections-max-idle-ms', env: 'TIDELOG_CONNECTIONS_MAX_IDLE_MS', kind: { type: 'int', min: -1, max: INT32_MAX }, help: 'close connections idle this long; -1 never (connections.max.idle.ms)' },
+  { key: 'queuedMaxRequestBytes', flag: 'queued-max-request-bytes', env: 'TIDELOG_QUEUED_MAX_REQUEST_BYTES', kind: { type: 'int', min: -1, max: SAFE }, help: 'memory all partial and queued requests may hold; reading pauses beyond it; -1 unbounded (queued.max.request.bytes)' },
+  { key: 'maxPartitionsPerRequest', flag: 'max-partitions-per-request', env: 'TIDELOG_MAX_PARTITIONS_PER_REQUEST', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'partitions one CreateTopics or CreatePartitions request may create' },
+  { key: 'maxBrokerPartitions', flag: 'max-broker-partitions', env: 'TIDELOG_MAX_BROKER_PARTITIONS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'partitions this broker may host in total (KIP-578)' },
   { key: 'logLevel', flag: 'log-level', env: 'TIDELOG_LOG_LEVEL', kind: { type: 'enum', values: ['error', 'warn', 'info', 'debug'] }, help: 'error | warn | info | debug' },
 ]
 
@@ -291,7 +324,18 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
       ;(config as unknown as Record<string, unknown>)[o.key] = parseValue(o, f, `--${o.flag}`)
     }
   }
+  checkCombination(config)
   return { help: false, config }
+}
+
+// Kafka's own rule (KafkaConfig): a pool smaller than the largest request could
+// never hold one, and that connection would wait forever.
+function checkCombination(config: BrokerConfig): void {
+  if (config.queuedMaxRequestBytes > 0 && config.queuedMaxRequestBytes < config.maxRequestBytes) {
+    throw new ConfigError(
+      `queued-max-request-bytes (${config.queuedMaxRequestBytes}) must be -1 or at least max-request-bytes (${config.maxRequestBytes})`,
+    )
+  }
 }
 
 // Exposed for callers that build a config programmatically (startBroker) and want
@@ -304,5 +348,6 @@ export function validateConfig(partial: Partial<BrokerConfig>): BrokerConfig {
     ;(config as unknown as Record<string, unknown>)[o.key] =
       v === Infinity && o.kind.type === 'int' && o.kind.infinite === 'max' ? Infinity : parseValue(o, v, `option ${o.key}`)
   }
+  checkCombination(config)
   return config
 }

@@ -9,6 +9,7 @@ import {
 } from '@tidelog/protocol'
 import type { BrokerContext } from './context.js'
 import type { ApiHandler, RequestContext } from './handlers/index.js'
+import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
 import { encodeResponseChunks } from './response-frame.js'
 
@@ -46,7 +47,7 @@ const MAX_BUFFERED_RESPONSE_BYTES = 8 * 1024 * 1024
  * (bad length, unknown api key, undecodable header or body) closes this
  * connection only.
  */
-class Connection {
+class Connection implements PoolMember {
   private readonly decoder: FrameDecoder
   private readonly queue: Slot[] = []
   private readonly peer: string
@@ -61,11 +62,21 @@ class Connection {
   private fetchesInFlight = 0
   /** pump() is running: responses completed synchronously inside it must not re-enter it. */
   private pumping = false
+  /** queued.max.request.bytes is used up: read nothing until the pool says so. */
+  private memoryMuted = false
+  // What this connection holds in the pool: its partial frame, frames waiting in
+  // the backlog, and frames dispatched whose handler has not finished.
+  private backlogBytes = 0
+  private inFlightBytes = 0
+  private pooled = 0
 
   constructor(
     private readonly server: KafkaServer,
     private readonly socket: Socket,
     private readonly opts: ServerOptions,
+    /** The client address its quota is counted under. */
+    readonly address: string,
+    private readonly pool: RequestMemoryPool,
   ) {
     this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`
     this.decoder = new FrameDecoder({ maxFrameBytes: opts.maxRequestBytes })
@@ -76,8 +87,55 @@ class Connection {
     socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
     socket.on('close', () => {
       this.closed = true
+      // What it read but never dispatched is garbage now; dispatched requests free theirs as they finish.
+      this.backlog = []
+      this.backlogHead = 0
+      this.backlogBytes = 0
+      this.decoder.reset()
+      this.account(false)
+      this.pool.leave(this)
       this.server.forget(this)
     })
+    const idleMs = opts.broker.config.connectionsMaxIdleMs
+    if (idleMs > 0) {
+      // Node's socket timeout restarts on every read and write, as Kafka's idle
+      // expiry does on channel activity. A connection still owing answers is not idle.
+      socket.setTimeout(idleMs)
+      socket.on('timeout', () => {
+        if (this.queue.length === 0 && this.backlogHead === this.backlog.length) {
+          this.destroy(`idle for ${idleMs} ms (connections.max.idle.ms)`)
+        } else {
+          socket.setTimeout(idleMs)
+        }
+      })
+    }
+    pool.join(this)
+  }
+
+  get partialBytes(): number {
+    return this.decoder.pending
+  }
+
+  mute(): void {
+    this.memoryMuted = true
+    if (!this.paused && !this.closed) {
+      this.paused = true
+      this.socket.pause()
+    }
+  }
+
+  unmute(): void {
+    if (!this.memoryMuted) return
+    this.memoryMuted = false
+    this.pump()
+  }
+
+  /** Tells the pool what this connection holds now. */
+  private account(completedFrame: boolean): void {
+    const held = this.decoder.pending + this.backlogBytes + this.inFlightBytes
+    const delta = held - this.pooled
+    this.pooled = held
+    this.pool.adjust(this, delta, completedFrame)
   }
 
   get idle(): boolean {
@@ -112,6 +170,8 @@ class Connection {
       this.destroy((err as Error).message)
       return
     }
+    for (const f of frames) this.backlogBytes += f.length
+    this.account(frames.length > 0)
     if (frames.length === 0) return
     if (this.backlogHead === this.backlog.length) {
       this.backlog = frames
@@ -144,16 +204,32 @@ class Connection {
         }
         // Drop our reference at once: the frame may be a view of a large socket chunk.
         this.backlog[this.backlogHead++] = EMPTY_FRAME
-        this.handleFrame(frame)
+        this.backlogBytes -= frame.length
+        this.inFlightBytes += frame.length
+        const pending = this.handleFrame(frame)
+        if (pending === undefined) {
+          this.inFlightBytes -= frame.length
+        } else {
+          const release = (): void => {
+            this.inFlightBytes -= frame.length
+            this.account(false)
+          }
+          pending.then(release, release)
+        }
       }
     } finally {
       this.pumping = false
     }
+    this.account(false)
     if (this.backlogHead === this.backlog.length && this.backlog.length > 0) {
       this.backlog = []
       this.backlogHead = 0
     }
-    const blocked = this.backlogHead < this.backlog.length || this.queue.length >= this.maxInFlight || this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
+    const blocked =
+      this.memoryMuted ||
+      this.backlogHead < this.backlog.length ||
+      this.queue.length >= this.maxInFlight ||
+      this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
     if (blocked && !this.paused && !this.closed) {
       this.paused = true
       this.socket.pause()
@@ -163,7 +239,8 @@ class Connection {
     }
   }
 
-  private handleFrame(frame: Buffer): void {
+  /** Dispatches one request; returns the handler's promise while it runs asynchronously. */
+  private handleFrame(frame: Buffer): Promise<unknown> | undefined {
     const reader = new Reader(frame)
     let header: RequestHeader
     try {
@@ -223,9 +300,10 @@ class Connection {
         (res) => this.complete(slot, handler, res),
         (err: unknown) => this.handlerFailed(slot, handler, request, err),
       )
-    } else {
-      this.complete(slot, handler, result)
+      return result
     }
+    this.complete(slot, handler, result)
+    return undefined
   }
 
   private enqueue(apiKey: number, version: number, correlationId: number): Slot {
@@ -288,10 +366,26 @@ class Connection {
 export class KafkaServer {
   private readonly server: Server
   private readonly connections = new Set<Connection>()
+  private readonly quotas: ConnectionQuotas
+  private readonly pool: RequestMemoryPool
 
   constructor(private readonly opts: ServerOptions) {
+    const config = opts.broker.config
+    this.quotas = new ConnectionQuotas({
+      maxConnections: config.maxConnections,
+      maxConnectionsPerIp: config.maxConnectionsPerIp,
+      logger: opts.logger,
+    })
+    this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes, opts.logger)
     this.server = createServer({ noDelay: true }, (socket) => {
-      this.connections.add(new Connection(this, socket, opts))
+      const address = normalizeAddress(socket.remoteAddress)
+      if (this.quotas.tryAcquire(address) !== undefined) {
+        // Refused as Kafka does: closed at once, before a byte is read.
+        socket.on('error', () => {})
+        socket.destroy()
+        return
+      }
+      this.connections.add(new Connection(this, socket, opts, address, this.pool))
     })
   }
 
@@ -309,7 +403,7 @@ export class KafkaServer {
 
   /** @internal */
   forget(c: Connection): void {
-    this.connections.delete(c)
+    if (this.connections.delete(c)) this.quotas.release(c.address)
   }
 
   /**
@@ -326,5 +420,6 @@ export class KafkaServer {
     }
     for (const c of this.connections) c.destroy('shutdown grace period over')
     await closed
+    this.quotas.close()
   }
 }

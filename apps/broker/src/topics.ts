@@ -42,6 +42,10 @@ export function invalidTopicName(name: string): string | undefined {
   return undefined
 }
 
+// KRaft's ReplicationControlManager answers POLICY_VIOLATION with exactly this
+// message (clients and tests match on it) when a request adds more than its cap.
+export const TOO_MANY_PARTITIONS_PER_REQUEST = 'Excessively large number of partitions per request.'
+
 /** Kafka's internal topics: clients may not produce to them. */
 export function isInternalTopic(name: string): boolean {
   return name === '__consumer_offsets' || name === '__transaction_state'
@@ -108,6 +112,26 @@ export class TopicRegistry {
 
   get size(): number {
     return this.byName.size
+  }
+
+  /** Partitions hosted, over every topic. */
+  get partitionCount(): number {
+    let n = 0
+    for (const t of this.byName.values()) n += t.logs.length
+    return n
+  }
+
+  /**
+   * Why `additional` more partitions would break max.broker.partitions, or
+   * undefined when they fit. `current` is what counts as hosted already: a
+   * request with many topics counts once and adds what it grants as it goes,
+   * rather than walking every topic for each of its own.
+   */
+  partitionBudgetError(additional: number, current = this.partitionCount): string | undefined {
+    const limit = this.config.maxBrokerPartitions
+    const after = current + additional
+    if (after <= limit) return undefined
+    return `${additional} more partition(s) would bring this broker to ${after}, above its limit of ${limit} (max.broker.partitions)`
   }
 
   /** Creates a topic (the caller has checked the name, count and configs). */

@@ -54,6 +54,8 @@ describe('parseConfig', () => {
       numPartitions: 6, autoCreateTopics: false, segmentBytes: 1048576, segmentMs: 60000, retentionMs: -1,
       retentionBytes: 5000000, flushMessages: 1, flushMs: 1000, maxMessageBytes: 2000000, fetchMaxBytes: 3000000,
       messageTimestampBeforeMaxMs: 3600000, messageTimestampAfterMaxMs: 60000, maxRequestBytes: 4000000,
+      maxConnections: 2147483647, maxConnectionsPerIp: 2147483647, connectionsMaxIdleMs: 600000,
+      queuedMaxRequestBytes: 256 * 2 ** 20, maxPartitionsPerRequest: 10000, maxBrokerPartitions: 100000,
       logLevel: 'debug',
     })
   })

@@ -1,7 +1,8 @@
-import { connect } from 'node:net'
-import { ApiKeys, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
+import { type Socket, connect } from 'node:net'
+import { ApiKeys, ZERO_UUID, decodeRecordBatches, encodeRequestFrame } from '@tidelog/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type Broker, startBroker } from '../src/index.js'
+import { silentLogger } from '../src/logger.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
@@ -161,5 +162,138 @@ describe('backpressure', () => {
     expect(ok.errorCode).toBe(0)
     greedy.close()
     good.close()
+  })
+})
+
+/** Writes `bytes` in 64 KiB pieces, waiting for 'drain', so what it sends waits in the kernel, not in this process. */
+async function trickle(s: Socket, bytes: number, fill = 0x61): Promise<void> {
+  const piece = Buffer.alloc(64 * 1024, fill)
+  for (let sent = 0; sent < bytes && !s.destroyed; sent += piece.length) {
+    const ok = s.write(sent + piece.length <= bytes ? piece : piece.subarray(0, bytes - sent))
+    if (!ok) await new Promise<void>((r) => { s.once('drain', r); s.once('close', r) })
+  }
+}
+
+function rawSocket(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => resolve(s))
+    s.on('error', () => {})
+    s.once('error', reject)
+  })
+}
+
+const MiB = 1024 * 1024
+const sizeHeader = (n: number) => {
+  const b = Buffer.alloc(4)
+  b.writeInt32BE(n)
+  return b
+}
+
+describe('memory held by requests (queued.max.request.bytes)', () => {
+  it('1,000 connections announcing 100 MiB requests and stalling cost the broker a few MiB, and a good client is served', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir() })
+    const port = broker.port
+    const good = await RawClient.connect(port)
+    await good.request(ApiKeys.Metadata, 12, { topics: [{ name: 'good', topicId: ZERO_UUID }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false })
+    const before = process.memoryUsage()
+    const hostiles: Socket[] = []
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        const opened = await Promise.all(Array.from({ length: 100 }, () => rawSocket(port)))
+        // 100 MiB announced (the largest legal request), 1 KiB sent, then nothing.
+        for (const s of opened) s.write(Buffer.concat([sizeHeader(100 * MiB), Buffer.alloc(1024, 0x62)]))
+        hostiles.push(...opened)
+      }
+      await new Promise((r) => setTimeout(r, 300))
+      const after = process.memoryUsage()
+      // Both ends of the 1,000 sockets live in this process (measured: +11.5 MiB rss, +1 MiB
+      // buffers); the broker must not reserve what they announce (100 GiB).
+      expect((after.rss - before.rss) / MiB).toBeLessThan(48)
+      expect((after.arrayBuffers - before.arrayBuffers) / MiB).toBeLessThan(8)
+      expect(hostiles.filter((s) => s.destroyed)).toHaveLength(0)
+      const v = await good.request(ApiKeys.ApiVersions, 3, { clientSoftwareName: 'raw', clientSoftwareVersion: '1' })
+      expect(v.errorCode).toBe(0)
+      const p = await good.request(ApiKeys.Produce, 9, { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 'good', partitionData: [{ index: 0, records: makeBatch(3) }] }] })
+      expect(p.responses[0].partitionResponses[0].errorCode).toBe(0)
+    } finally {
+      for (const s of hostiles) s.destroy()
+      good.close()
+    }
+  })
+
+  async function hogs(queuedMaxRequestBytes: number): Promise<{ heldMiB: number; rssMiB: number; answeredAfterHogsLeft: boolean; warnings: string[] }> {
+    const warnings: string[] = []
+    const logger = { ...silentLogger, warn: (m: string) => warnings.push(m) }
+    broker = await startBroker({ port: 0, dataDir: tempDir(), maxRequestBytes: 8 * MiB, queuedMaxRequestBytes, logger })
+    const port = broker.port
+    const good = await RawClient.connect(port)
+    const before = process.memoryUsage()
+    const sockets = await Promise.all(Array.from({ length: 24 }, () => rawSocket(port)))
+    // Each announces 8 MiB and sends 6 MiB of it: 144 MiB if the broker read it all.
+    for (const s of sockets) {
+      s.write(sizeHeader(8 * MiB))
+      // Ends when all is written or the socket is destroyed below.
+      void trickle(s, 6 * MiB)
+    }
+    // Sample while they push: the largest growth seen is what counts. Without a
+    // budget, wait (under load, up to 15 s) until the broker has read nearly all.
+    let heldMiB = 0
+    let rssMiB = 0
+    const deadline = Date.now() + (queuedMaxRequestBytes > 0 ? 1700 : 15_000)
+    while (Date.now() < deadline && !(queuedMaxRequestBytes <= 0 && heldMiB > 120)) {
+      await new Promise((r) => setTimeout(r, 100))
+      const now = process.memoryUsage()
+      heldMiB = Math.max(heldMiB, (now.arrayBuffers - before.arrayBuffers) / MiB)
+      rssMiB = Math.max(rssMiB, (now.rss - before.rss) / MiB)
+    }
+    const answered = good.request(ApiKeys.ApiVersions, 3, { clientSoftwareName: 'raw', clientSoftwareVersion: '1' })
+    for (const s of sockets) s.destroy()
+    const answeredAfterHogsLeft = await Promise.race([answered.then((r) => r.errorCode === 0), new Promise<boolean>((r) => setTimeout(() => r(false), 3000))])
+    good.close()
+    await broker.close()
+    broker = undefined
+    return { heldMiB, rssMiB, answeredAfterHogsLeft, warnings }
+  }
+
+  it('stops reading from every socket once partial requests hold the budget, and reads again when it frees', async () => {
+    const bounded = await hogs(8 * MiB)
+    // Budget (8) + one request allowed to finish (8) + a chunk per socket; measured +11 MiB,
+    // against +130 MiB with no budget (below), which is what the test would see without it.
+    expect(bounded.heldMiB).toBeLessThan(24)
+    expect(bounded.heldMiB).toBeGreaterThan(6) // it did fill the budget
+    expect(bounded.rssMiB).toBeLessThan(48)
+    expect(bounded.answeredAfterHogsLeft).toBe(true)
+    // However often reading pauses and resumes, it is logged once per interval.
+    expect(bounded.warnings).toEqual([expect.stringMatching(/^requests hold \d+ bytes, the queued\.max\.request\.bytes limit of 8388608: reading paused on all \d+ connection\(s\) until answers free memory$/)])
+    const unbounded = await hogs(-1)
+    expect(unbounded.heldMiB).toBeGreaterThan(100)
+    expect(unbounded.answeredAfterHogsLeft).toBe(true)
+  })
+
+  it('lets one connection finish its request when partial requests alone fill the budget, so none waits forever', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir(), maxRequestBytes: 8 * MiB, maxMessageBytes: 8 * MiB, queuedMaxRequestBytes: 8 * MiB })
+    const port = broker.port
+    const admin = await RawClient.connect(port)
+    await admin.request(ApiKeys.Metadata, 12, { topics: [{ name: 'big', topicId: ZERO_UUID }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false })
+    const producers = await Promise.all([0, 1, 2].map(() => RawClient.connect(port)))
+    const batch = makeBatch(1, { valueSize: 6 * MiB })
+    const frames = producers.map((_, i) =>
+      encodeRequestFrame({ apiKey: ApiKeys.Produce, apiVersion: 9, correlationId: 7 + i, clientId: 'raw' }, {
+        transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'big', partitionData: [{ index: 0, records: batch }] }],
+      }),
+    )
+    const answers = producers.map((p, i) => p.expect(ApiKeys.Produce, 9, 7 + i))
+    // 4 MiB of each first: 12 MiB of partial frames, more than the 8 MiB budget, and no request complete.
+    for (let i = 0; i < 3; i++) producers[i]!.write(frames[i]!.subarray(0, 4 * MiB))
+    await new Promise((r) => setTimeout(r, 300))
+    for (let i = 0; i < 3; i++) producers[i]!.write(frames[i]!.subarray(4 * MiB))
+    // Without the one connection allowed to finish, all three wait forever.
+    const results = await Promise.race([Promise.all(answers), new Promise<null>((r) => setTimeout(() => r(null), 10_000))])
+    expect(results).not.toBeNull()
+    const offsets = results!.map((r: any) => r.responses[0].partitionResponses[0]).map((p: any) => [p.errorCode, Number(p.baseOffset)])
+    expect(offsets.map((o) => o[0])).toEqual([0, 0, 0])
+    expect(offsets.map((o) => o[1]).sort()).toEqual([0, 1, 2])
+    for (const p of producers) p.close()
+    admin.close()
   })
 })

@@ -41,6 +41,8 @@ function topicError(errorCode: number, name: string | null, topicId = ZERO_UUID)
 export function autoCreate(broker: BrokerContext, name: string, allowed: boolean): Topic | number {
   if (invalidTopicName(name) !== undefined) return ErrorCodes.INVALID_TOPIC_EXCEPTION
   if (!allowed || !broker.config.autoCreateTopics || isInternalTopic(name)) return ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION
+  // max.broker.partitions holds for auto-creation too; a failed creation reports its error, as Kafka (ZooKeeper mode) did.
+  if (broker.topics.partitionBudgetError(broker.config.numPartitions) !== undefined) return ErrorCodes.POLICY_VIOLATION
   return broker.topics.create(name, broker.config.numPartitions)
 }
 

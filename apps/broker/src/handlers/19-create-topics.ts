@@ -1,12 +1,26 @@
 import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
 import { checkTopicConfigs, describeTopicConfigs } from '../topic-config.js'
-import { invalidTopicName } from '../topics.js'
+import { TOO_MANY_PARTITIONS_PER_REQUEST, invalidTopicName } from '../topics.js'
 import { defineHandler } from './types.js'
 
 // DescribeConfigs' ConfigSource values (KIP-226).
 const DYNAMIC_TOPIC_CONFIG = 1
 const DEFAULT_CONFIG = 5
-const MAX_PARTITIONS = 100_000
+
+/**
+ * An upper bound of what a request asks for, counted as KRaft does before any
+ * other check (a bad count adds nothing), so one request cannot make the broker
+ * allocate without bound.
+ */
+function requestedPartitions(topics: readonly { numPartitions: number; assignments: readonly unknown[] }[], numPartitions: number): number {
+  let total = 0
+  for (const t of topics) {
+    if (t.assignments.length > 0) total += t.assignments.length
+    else if (t.numPartitions === -1) total += numPartitions
+    else if (t.numPartitions > 0) total += t.numPartitions
+  }
+  return total
+}
 
 /**
  * CreateTopics 2-7: name, partition count, replication factor (1, the only
@@ -21,6 +35,12 @@ export const createTopicsHandler = defineHandler({
   handle(ctx, req) {
     const broker = ctx.broker
     const v = ctx.version
+    if (requestedPartitions(req.topics, broker.config.numPartitions) > broker.config.maxPartitionsPerRequest) {
+      const topics = req.topics.map((t) => ({ name: t.name, errorCode: ErrorCodes.POLICY_VIOLATION, errorMessage: TOO_MANY_PARTITIONS_PER_REQUEST }))
+      return { throttleTimeMs: 0, topics }
+    }
+    // Hosted before this request, plus what its earlier topics were granted (created or, with validate_only, not).
+    let counted = broker.topics.partitionCount
     const counts = new Map<string, number>()
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
     const topics = req.topics.map((t): CreateTopicsResponseCreatableTopicResult => {
@@ -41,9 +61,12 @@ export const createTopicsHandler = defineHandler({
         }
         partitions = t.assignments.length
       } else {
+        // Kafka's own messages (ReplicationControlManager), which tools print as is.
+        if (t.replicationFactor === 0 || t.replicationFactor < -1) {
+          return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.')
+        }
+        if (partitions === 0 || partitions < -1) return fail(ErrorCodes.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.')
         if (partitions === -1) partitions = broker.config.numPartitions
-        if (partitions <= 0 || partitions > MAX_PARTITIONS) return fail(ErrorCodes.INVALID_PARTITIONS, `number of partitions must be larger than 0`)
-        if (t.replicationFactor === 0 || t.replicationFactor < -1) return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, 'replication factor must be larger than 0')
         if (t.replicationFactor > 1) {
           return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the number of brokers (1)`)
         }
@@ -53,6 +76,9 @@ export const createTopicsHandler = defineHandler({
       for (const c of t.configs) asked[c.name] = c.value
       const configError = checkTopicConfigs(asked)
       if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
+      const overBudget = broker.topics.partitionBudgetError(partitions, counted)
+      if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
+      counted += partitions
       for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
       const topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
       const result: CreateTopicsResponseCreatableTopicResult = { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
