@@ -252,6 +252,8 @@ export class OffsetsStore {
       while (this.flushing !== null) await this.flushing.catch(() => {})
       await this.compact(true)
     } finally {
+      // A commit's durable() may have started an fsync during the last compaction: its descriptor stays open until it ends.
+      while (this.flushing !== null) await this.flushing.catch(() => {})
       if (this.fd >= 0) {
         try {
           fdatasyncSync(this.fd)

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { OFFSETS_DIR, OFFSETS_FILE, type OffsetCommit, OffsetsStore, type OffsetsStoreOptions } from '../../src/groups/offsets-store.js'
@@ -105,4 +105,35 @@ describe('a background compaction under a steady stream of writes', () => {
       expect(afterKill(dir).get('g', 'v', 0)?.offset).toBe(77n)
     })
   }
+})
+
+describe('a compaction that fails', () => {
+  it('leaves the old file taking appends, loses nothing, and is tried again after more growth', async () => {
+    const dir = tempDir()
+    const logged: string[] = []
+    const logger = { ...silentLogger, error: (m: string) => void logged.push(m) }
+    const s = OffsetsStore.open(dir, logger, { compactMinBytes: 16 * 1024 })
+    stores.push(s)
+    // The temp file cannot be created: every rewrite fails at its first step.
+    mkdirSync(`${fileOf(dir)}.tmp`)
+    let i = 0
+    while (logged.length === 0 && i < 10_000) {
+      s.commit('g', [c('t', i % 10, BigInt(i), 'y'.repeat(100))])
+      i++
+      await s.settled()
+    }
+    expect(logged[0]).toMatch(/compaction failed: .*EISDIR/)
+    for (let k = 0; k < 20; k++) s.commit('g', [c('u', k, BigInt(k))])
+    const expected = state(s)
+    expect(state(afterKill(dir))).toEqual(expected)
+    expect(generationOf(s)).toBe(0)
+    // Once the obstacle is gone, the next threshold rewrites the file.
+    rmSync(`${fileOf(dir)}.tmp`, { recursive: true })
+    for (let k = 0; generationOf(s) === 0 && k < 10_000; k++) {
+      s.commit('g', [c('t', k % 10, BigInt(k), 'y'.repeat(100))])
+      await s.settled()
+    }
+    expect(generationOf(s)).toBe(1)
+    expect(state(afterKill(dir))).toEqual(state(s))
+  })
 })
