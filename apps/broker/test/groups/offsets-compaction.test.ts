@@ -56,6 +56,50 @@ describe('OffsetsStore compaction keeps what was acknowledged', () => {
   })
 })
 
+const COMPACT_MIN_BYTES = 16 * 1024 * 1024
+/** An offset record's size: 8 header bytes, type, then group, topic (int16-prefixed), partition, offset, epoch, metadata, two timestamps. */
+const offsetRecordBytes = (group: string, topic: string, metadata: number) => 8 + 1 + 2 + group.length + 2 + topic.length + 4 + 8 + 4 + 2 + metadata + 8 + 8
+
+/** Overwrites g/t-0 until the file is `bytes` long exactly (no compaction is due before it passes 16 MiB). */
+function fillTo(s: OffsetsStore, dir: string, bytes: number): void {
+  const big = offsetRecordBytes('g', 't', 4000)
+  let size = statSync(fileOf(dir)).size
+  while (bytes - size >= big + offsetRecordBytes('g', 't', 0)) {
+    s.commit('g', [c('t', 0, 1n, 'm'.repeat(4000))])
+    size += big
+  }
+  s.commit('g', [c('t', 0, 2n, 'm'.repeat(bytes - size - offsetRecordBytes('g', 't', 0)))])
+  expect(statSync(fileOf(dir)).size).toBe(bytes)
+}
+
+describe('the write that crosses the compaction threshold (default thresholds)', () => {
+  it('an offset delete stays deleted', async () => {
+    const dir = tempDir()
+    const s = open(dir)
+    s.commit('g', [c('t', 1, 5n)])
+    // The 19-byte tombstone is the append that takes the file past 16 MiB.
+    fillTo(s, dir, COMPACT_MIN_BYTES - 10)
+    expect(s.deleteOffsets('g', [{ topic: 't', partition: 1 }])).toBe(1)
+    await s.settled()
+    expect(statSync(fileOf(dir)).size).toBeLessThan(1024 * 1024)
+    expect(afterKill(dir).get('g', 't', 1)).toBeUndefined()
+  })
+
+  it('a deleted group stays deleted, with its offsets', async () => {
+    const dir = tempDir()
+    const s = open(dir)
+    s.commit('gone', [c('t', 0, 5n)])
+    s.storeGroup('gone', { protocolType: 'consumer', generationId: 4, protocolName: 'range', leaderId: null, stateTimestamp: 0, members: [] })
+    fillTo(s, dir, COMPACT_MIN_BYTES - 5)
+    s.deleteGroup('gone')
+    await s.settled()
+    expect(statSync(fileOf(dir)).size).toBeLessThan(1024 * 1024)
+    const reloaded = afterKill(dir)
+    expect(reloaded.get('gone', 't', 0)).toBeUndefined()
+    expect(reloaded.storedGroups().has('gone')).toBe(false)
+  })
+})
+
 /** Every offset and group the store holds, for comparing a live store with one reloaded from disk. */
 function state(s: OffsetsStore) {
   const out: Record<string, string> = {}
