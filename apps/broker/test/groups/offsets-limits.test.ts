@@ -7,6 +7,7 @@ import { OFFSETS_DIR, OFFSETS_FILE, OffsetsStore, RecordListTooLargeError, type 
 import { type Broker, startBroker } from '../../src/index.js'
 import { silentLogger } from '../../src/logger.js'
 import { RawClient } from '../helpers/raw-client.js'
+import { harness, joinRequest } from './helpers.js'
 import { tempDir } from '../helpers/tmp.js'
 
 // One limit for a record of the offsets file, checked when it is written: a group whose metadata
@@ -69,6 +70,32 @@ describe('the offsets store record limit', () => {
     open.stores.push(s)
     expect([s.get('g', 't', 0)?.offset, s.get('g', 't', 1)?.offset]).toEqual([5n, 6n])
     expect(s.storedGroups().get('g')!.members[0]!.subscription.length).toBe(TOO_BIG)
+  })
+})
+
+describe('a static member rejoining with metadata the store cannot take', () => {
+  it('is answered UNKNOWN_SERVER_ERROR and the group keeps the member it had', async () => {
+    const h = harness()
+    try {
+      const { coord } = h
+      const first = await coord.join(joinRequest({ groupInstanceId: 'pod' }))
+      expect(first.errorCode).toBe(E.NONE)
+      const synced = await coord.sync({ groupId: 'g', memberId: first.memberId, groupInstanceId: 'pod', generationId: first.generationId, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: first.memberId, assignment: Buffer.from('A') }] })
+      expect(synced.errorCode).toBe(E.NONE)
+      // A restarted instance with the same protocol: Kafka persists the new member id without a rebalance.
+      const huge = encodeConsumerProtocolSubscription({ topics: ['t'], userData: Buffer.alloc(TOO_BIG) }, 0)
+      const back = await coord.join(joinRequest({ groupInstanceId: 'pod', protocols: [{ name: 'range', metadata: huge }] }))
+      expect(back).toMatchObject({ errorCode: E.UNKNOWN_SERVER_ERROR, memberId: '' })
+      const group = coord.group('g')!
+      expect(group.state).toBe('Stable')
+      expect([...group.members.keys()]).toEqual([first.memberId])
+      expect(coord.heartbeat({ groupId: 'g', memberId: first.memberId, groupInstanceId: 'pod', generationId: first.generationId })).toBe(E.NONE)
+      const reopened = await h.reopen()
+      expect([...reopened.store.storedGroups().get('g')!.members.map((m) => m.memberId)]).toEqual([first.memberId])
+      await reopened.close()
+    } finally {
+      await h.close().catch(() => {})
+    }
   })
 })
 
