@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import { type BrokerConfig, validateConfig } from './config.js'
 import { AppendNotifier, type BrokerContext } from './context.js'
+import { checkDataDirFormat } from './data-dir-format.js'
 import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.js'
 import { OffsetsStore } from './groups/offsets-store.js'
 import { createRegistry } from './handlers/index.js'
@@ -90,6 +91,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
+  // Before recovery or any store opens: a layout from a newer release is refused, not "repaired".
+  checkDataDirFormat(dataDir, logger)
   const appends = new AppendNotifier()
   const logs = LogManager.open({
     dataDir,

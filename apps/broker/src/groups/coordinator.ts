@@ -12,7 +12,7 @@ import {
   syncError,
 } from './group.js'
 import { fromStoredGroup, toStoredGroup } from './group-records.js'
-import type { OffsetsStore } from './offsets-store.js'
+import { type OffsetsStore, RecordListTooLargeError } from './offsets-store.js'
 import {
   CLASSIC_GROUP_TYPE,
   type CommitRequest,
@@ -230,7 +230,7 @@ export class GroupCoordinator {
           this.logger.error(`group ${group.groupId}: cannot persist static member ${groupInstanceId}: ${(err as Error).message}`)
           group.updateMember(member, before.protocols, before.rebalanceTimeoutMs, before.sessionTimeoutMs, null)
           group.replaceStaticMember(groupInstanceId, newMemberId, oldMemberId)
-          respond({ ...this.joinResultFor(group, member, false), memberId: '', leader: previousLeader ?? '', errorCode: ErrorCodes.NOT_COORDINATOR })
+          respond({ ...this.joinResultFor(group, member, false), memberId: '', leader: previousLeader ?? '', errorCode: groupWriteError(err) })
           return
         }
         if (req.supportSkippingAssignment) {
@@ -449,7 +449,7 @@ export class GroupCoordinator {
       this.storeGroup(group, byMember)
     } catch (err) {
       this.logger.error(`group ${group.groupId}: cannot persist generation ${group.generationId}: ${(err as Error).message}`)
-      this.resetAndPropagateAssignmentError(group, ErrorCodes.NOT_COORDINATOR)
+      this.resetAndPropagateAssignmentError(group, groupWriteError(err))
       this.maybePrepareRebalance(group, 'the assignment could not be persisted')
       return
     }
@@ -679,9 +679,10 @@ export class GroupCoordinator {
       this.offsets.commit(req.groupId, commits)
       await this.offsets.durable()
     } catch (err) {
-      // Kafka answers a failed append to its offsets log as a coordinator problem, which clients retry.
       this.logger.error(`group ${req.groupId}: cannot persist offsets: ${(err as Error).message}`)
-      return all(ErrorCodes.NOT_COORDINATOR)
+      // Kafka: a commit too large for the offsets log is INVALID_COMMIT_OFFSET_SIZE; other append
+      // failures are a coordinator problem, which clients retry.
+      return all(err instanceof RecordListTooLargeError ? ErrorCodes.INVALID_COMMIT_OFFSET_SIZE : ErrorCodes.NOT_COORDINATOR)
     }
     return codes
   }
@@ -903,6 +904,16 @@ export class GroupCoordinator {
       }
     }
   }
+}
+
+/**
+ * What JoinGroup/SyncGroup answer when the group's metadata cannot be written:
+ * Kafka's GroupMetadataManager turns a record too large for the offsets topic
+ * into UNKNOWN_SERVER_ERROR (retrying cannot help), a storage failure into
+ * NOT_COORDINATOR (the client looks for the coordinator again).
+ */
+function groupWriteError(err: unknown): number {
+  return err instanceof RecordListTooLargeError ? ErrorCodes.UNKNOWN_SERVER_ERROR : ErrorCodes.NOT_COORDINATOR
 }
 
 function reasonSuffix(reason: string | null | undefined): string {

@@ -1,75 +1,56 @@
-import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { type FileHandle, open as openFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Reader, Writer, crc32c } from '@tidelog/protocol'
-import { writeFileAtomicSync } from '../log/checkpoint.js'
+import { fsyncDir, writeFileAtomicSync } from '../log/checkpoint.js'
 import type { Logger } from '../logger.js'
+import {
+  type CommittedOffset,
+  FILE_HEADER_BYTES,
+  FORMAT_VERSION,
+  MAGIC,
+  type OffsetCommit,
+  OffsetsFormatError,
+  type OffsetsRecord,
+  RECORD_HEADER_BYTES,
+  type StoredGroup,
+  encodeGroup,
+  readRecord,
+  writeFileHeader,
+  writeGroup,
+  writeGroupTombstone,
+  writeOffset,
+  writeOffsetTombstone,
+} from './offsets-format.js'
+
+export type { CommittedOffset, OffsetCommit, StoredGroup, StoredMember } from './offsets-format.js'
+export { MAX_RECORD_BYTES, OffsetsFormatError, RecordListTooLargeError } from './offsets-format.js'
 
 /** Where committed offsets and group metadata live, under the data directory. */
 export const OFFSETS_DIR = '__consumer_offsets'
 export const OFFSETS_FILE = 'offsets.log'
 
-// "TLCO" then a format version: a file we did not write is refused, never truncated.
-const MAGIC = 0x544c434f
-const FORMAT_VERSION = 1
-const FILE_HEADER_BYTES = 8
-/** Each record: int32 payload length, uint32 CRC32C of the payload, payload. */
-const RECORD_HEADER_BYTES = 8
-/** A group record of thousands of members stays far below this; more is damage. */
-const MAX_RECORD_BYTES = 64 * 1024 * 1024
-
-const OFFSET_COMMIT = 1
-const OFFSET_TOMBSTONE = 2
-const GROUP_METADATA = 3
-const GROUP_TOMBSTONE = 4
-
 /** Rewrite the file once it is this much larger than the live data it held at the last rewrite. */
 const COMPACT_RATIO = 4
 const COMPACT_MIN_BYTES = 16 * 1024 * 1024
-
-export interface CommittedOffset {
-  offset: bigint
-  /** -1 when the client sent none. */
-  leaderEpoch: number
-  /** Kafka stores a null metadata as "". */
-  metadata: string
-  commitTimestamp: number
-  /** Set only by OffsetCommit v2-4 with an explicit retention; -1 otherwise. */
-  expireTimestamp: number
-}
-
-export interface OffsetCommit extends CommittedOffset {
-  topic: string
-  partition: number
-}
-
-/** A member as the group's metadata record keeps it (Kafka's GroupMetadataValue). */
-export interface StoredMember {
-  memberId: string
-  groupInstanceId: string | null
-  clientId: string
-  clientHost: string
-  rebalanceTimeoutMs: number
-  sessionTimeoutMs: number
-  /** Its metadata for the group's chosen protocol. */
-  subscription: Uint8Array
-  assignment: Uint8Array
-}
-
-export interface StoredGroup {
-  protocolType: string | null
-  generationId: number
-  protocolName: string | null
-  leaderId: string | null
-  /** When the group entered its current state (offset expiry of empty groups counts from it). */
-  stateTimestamp: number
-  members: StoredMember[]
-}
+/** A compaction encodes and writes its snapshot in pieces this size: each piece is one short turn of the event loop (64 KiB measured ~1 ms). */
+const SNAPSHOT_CHUNK_BYTES = 64 * 1024
+/**
+ * Appends that arrive during a compaction are copied into the new file in
+ * rounds, each written and fsynced off the event loop; the swap happens once a
+ * round leaves nothing behind, or after this many rounds with what is left.
+ */
+const CATCH_UP_ROUNDS = 16
 
 export interface OffsetsStoreOptions {
   /** fsync once this many records are unflushed (the broker's flush.messages); Infinity: page cache. */
   flushMessages?: number
   /** fsync at least this often (the broker's flush.ms); Infinity: never on a timer. */
   flushMs?: number
+  /** Compact only once the file is larger than this (default 16 MiB); tests lower it. */
+  compactMinBytes?: number
+  /** Size of the pieces a compaction writes its snapshot in (default 64 KiB); tests lower it. */
+  snapshotPieceBytes?: number
 }
 
 type TopicOffsets = Map<number, CommittedOffset>
@@ -80,25 +61,39 @@ type TopicOffsets = Map<number, CommittedOffset>
  * offset tombstones, group metadata, group tombstones), the same facts Kafka
  * keeps in __consumer_offsets. Appends are single synchronous writes, so an
  * acknowledged commit survives a process crash through the page cache; fsync
- * follows the broker's flush policy. On open the file is replayed up to the
- * first damaged record and rewritten compacted, atomically (temp file, fsync,
- * rename); it is compacted again on close and whenever it outgrows its live
- * content.
+ * follows the broker's flush policy and runs off the event loop. On open the
+ * file is replayed up to the first damaged record and rewritten compacted;
+ * while the broker runs it is rewritten whenever it outgrows its live content,
+ * in the background (async writes and fsyncs): appends keep going to the old
+ * file and are copied into the new one before it replaces the old, so a crash
+ * at any moment leaves one complete file.
  */
 export class OffsetsStore {
   private readonly offsets = new Map<string, Map<string, TopicOffsets>>()
   private readonly groups = new Map<string, StoredGroup>()
   private readonly path: string
   private fd = -1
+  /** Bumped when a compaction swaps the file: an fsync of the old descriptor no longer counts for the new file. */
+  private fdGeneration = 0
+  /** Descriptors of replaced files, closed once no fsync uses them. */
+  private retiredFds: number[] = []
   private fileBytes = 0
   private liveBytesAtCompaction = 0
   private unflushed = 0
   private flushing: Promise<void> | null = null
   private flushAgain: Promise<void> | null = null
   private lastFlush = Date.now()
-  private compactWanted = false
+  /** The running background compaction, if any. */
+  private compaction: Promise<void> | null = null
+  /** While a compaction runs: every append since it began, to copy into the new file. */
+  private tail: Buffer[] | null = null
+  private tailRecords = 0
+  /** The directory fsync that makes the last swap durable; flushes wait for it. */
+  private dirSync: Promise<void> | null = null
   private readonly flushMessages: number
   private readonly flushMs: number
+  private readonly compactMinBytes: number
+  private readonly pieceBytes: number
   private readonly flushTimer: NodeJS.Timeout | undefined
   private closed = false
 
@@ -110,6 +105,8 @@ export class OffsetsStore {
     this.path = join(dir, OFFSETS_FILE)
     this.flushMessages = opts.flushMessages ?? Infinity
     this.flushMs = opts.flushMs ?? Infinity
+    this.compactMinBytes = opts.compactMinBytes ?? COMPACT_MIN_BYTES
+    this.pieceBytes = opts.snapshotPieceBytes ?? SNAPSHOT_CHUNK_BYTES
     if (Number.isFinite(this.flushMs)) {
       this.flushTimer = setInterval(() => {
         if (this.unflushed > 0 && Date.now() - this.lastFlush >= this.flushMs) {
@@ -127,9 +124,15 @@ export class OffsetsStore {
     const store = new OffsetsStore(dir, logger, opts)
     try {
       store.load()
-      store.compact()
+      // At startup nothing else waits on the event loop: the first rewrite is synchronous.
+      const data = store.snapshotSync()
+      writeFileAtomicSync(store.path, data)
+      store.fileBytes = data.length
+      store.liveBytesAtCompaction = data.length
+      store.fd = openSync(store.path, 'a')
     } catch (err) {
-      store.closeQuietly()
+      if (store.flushTimer !== undefined) clearInterval(store.flushTimer)
+      if (store.fd >= 0) closeSync(store.fd)
       throw err
     }
     return store
@@ -160,7 +163,8 @@ export class OffsetsStore {
     return this.groups
   }
 
-  // --- writes: each is one append, made before memory changes so a failed write changes nothing ---
+  // --- writes: each is encoded (and size-checked) and appended before memory changes, so a
+  // refused or failed write changes nothing; compaction is considered only once memory holds it ---
 
   commit(group: string, commits: readonly OffsetCommit[]): void {
     if (commits.length === 0) return
@@ -168,6 +172,7 @@ export class OffsetsStore {
     for (const c of commits) writeOffset(w, group, c.topic, c.partition, c)
     this.append(w.finish(), commits.length)
     for (const c of commits) this.applyCommit(group, c.topic, c.partition, c)
+    this.maybeCompact()
   }
 
   /** Removes offsets; returns how many existed. */
@@ -175,31 +180,29 @@ export class OffsetsStore {
     const present = partitions.filter((p) => this.get(group, p.topic, p.partition) !== undefined)
     if (present.length === 0) return 0
     const w = new Writer(32 * present.length + 32)
-    for (const p of present) {
-      const at = beginRecord(w, OFFSET_TOMBSTONE)
-      w.string(group).string(p.topic).int32(p.partition)
-      endRecord(w, at)
-    }
+    for (const p of present) writeOffsetTombstone(w, group, p.topic, p.partition)
     this.append(w.finish(), present.length)
     for (const p of present) this.applyTombstone(group, p.topic, p.partition)
+    this.maybeCompact()
     return present.length
   }
 
+  /** Throws RecordListTooLargeError, having written nothing, when the record would exceed MAX_RECORD_BYTES. */
   storeGroup(groupId: string, g: StoredGroup): void {
     this.append(encodeGroup(groupId, g), 1)
     this.groups.set(groupId, g)
+    this.maybeCompact()
   }
 
   /** Forgets a group: its metadata and every offset it committed. */
   deleteGroup(groupId: string): void {
     if (!this.groups.has(groupId) && !this.offsets.has(groupId)) return
     const w = new Writer(64)
-    const at = beginRecord(w, GROUP_TOMBSTONE)
-    w.string(groupId)
-    endRecord(w, at)
+    writeGroupTombstone(w, groupId)
     this.append(w.finish(), 1)
     this.groups.delete(groupId)
     this.offsets.delete(groupId)
+    this.maybeCompact()
   }
 
   /** Resolves once what was appended is as durable as the flush policy asks (fsynced, or left to the page cache). */
@@ -207,36 +210,33 @@ export class OffsetsStore {
     return this.unflushed >= this.flushMessages ? this.flush() : Promise.resolve()
   }
 
-  /** fsyncs everything appended so far. Concurrent calls share the work. */
+  /** fsyncs everything appended so far (off the event loop). Concurrent calls share the work. */
   flush(): Promise<void> {
     if (this.flushing !== null) {
-      this.flushAgain ??= this.flushing.then(
-        () => {
-          this.flushAgain = null
-          return this.flush()
-        },
-        () => {
-          this.flushAgain = null
-          return this.flush()
-        },
-      )
+      const again = () => {
+        this.flushAgain = null
+        return this.flush()
+      }
+      this.flushAgain ??= this.flushing.then(again, again)
       return this.flushAgain
     }
-    if (this.fd < 0 || this.unflushed === 0) return Promise.resolve()
+    if (this.fd < 0 || this.unflushed === 0) return this.dirSync ?? Promise.resolve()
     const fd = this.fd
+    const generation = this.fdGeneration
     const pending = this.unflushed
     this.flushing = new Promise<void>((resolve, reject) => {
       fdatasync(fd, (err) => {
         this.flushing = null
+        this.closeRetiredFds()
         if (err !== null) {
           reject(err)
           return
         }
-        this.unflushed = Math.max(0, this.unflushed - pending)
+        // After a swap the compaction has accounted for what the new file holds unflushed.
+        if (generation === this.fdGeneration) this.unflushed = Math.max(0, this.unflushed - pending)
         this.lastFlush = Date.now()
-        // The descriptor could not be swapped while the fsync used it.
-        if (this.compactWanted) this.tryCompact()
-        resolve()
+        // Records of a replaced file are durable once the rename that brought in their copies is.
+        resolve(this.dirSync ?? undefined)
       })
     })
     return this.flushing
@@ -247,17 +247,33 @@ export class OffsetsStore {
     if (this.closed) return
     this.closed = true
     if (this.flushTimer !== undefined) clearInterval(this.flushTimer)
-    // The descriptor is not swapped under an fsync that still uses it.
-    while (this.flushing !== null) await this.flushing.catch(() => {})
     try {
-      this.compact()
+      while (this.compaction !== null) await this.compaction
+      while (this.flushing !== null) await this.flushing.catch(() => {})
+      await this.compact(true)
     } finally {
-      this.closeQuietly()
+      // A commit's durable() may have started an fsync during the last compaction: its descriptor stays open until it ends.
+      while (this.flushing !== null) await this.flushing.catch(() => {})
+      if (this.fd >= 0) {
+        try {
+          fdatasyncSync(this.fd)
+        } catch {
+          // Best effort: the last compaction already made the state durable.
+        }
+        closeSync(this.fd)
+        this.fd = -1
+      }
+      this.closeRetiredFds()
     }
   }
 
   get isClosed(): boolean {
     return this.closed
+  }
+
+  /** Resolves when no background compaction is running (tests, measurements). */
+  async settled(): Promise<void> {
+    while (this.compaction !== null) await this.compaction
   }
 
   // --- internals ---------------------------------------------------------------------------
@@ -268,22 +284,133 @@ export class OffsetsStore {
     while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done)
     this.fileBytes += buf.length
     this.unflushed += records
-    if (this.fileBytes > COMPACT_MIN_BYTES && this.fileBytes > COMPACT_RATIO * this.liveBytesAtCompaction) {
-      this.compactWanted = true
-      this.tryCompact()
+    if (this.tail !== null) {
+      this.tail.push(buf)
+      this.tailRecords += records
     }
   }
 
-  private tryCompact(): void {
-    if (this.flushing !== null || this.closed) return
-    this.compactWanted = false
+  private maybeCompact(): void {
+    if (this.compaction !== null || this.closed) return
+    if (this.fileBytes <= this.compactMinBytes || this.fileBytes <= COMPACT_RATIO * this.liveBytesAtCompaction) return
+    this.compaction = this.compact(false)
+      .catch((err: unknown) => {
+        // The old file is intact and still takes appends; try again after more growth.
+        this.logger.error(`${this.path}: compaction failed: ${(err as Error).message}`)
+        this.liveBytesAtCompaction = this.fileBytes
+      })
+      .finally(() => {
+        this.compaction = null
+      })
+  }
+
+  /**
+   * Rewrites the file with the live state. The snapshot is taken piece by
+   * piece while appends go on; every append since the start is also kept in
+   * `tail` and copied after the snapshot. Replaying is "last record per key
+   * wins", so a piece that already reflects a later change is harmless: the
+   * tail replays that change after it.
+   */
+  private async compact(final: boolean): Promise<void> {
+    const tmp = `${this.path}.tmp`
+    this.tail = []
+    this.tailRecords = 0
+    let fh: FileHandle | undefined
+    let swapped = false
     try {
-      this.compact()
-    } catch (err) {
-      // The old file is intact and still open for appends; try again after more growth.
-      this.logger.error(`${this.path}: compaction failed: ${(err as Error).message}`)
-      this.liveBytesAtCompaction = this.fileBytes
+      fh = await openFile(tmp, 'w')
+      let written = 0
+      for (const piece of this.snapshotPieces()) {
+        await writeAll(fh, piece)
+        written += piece.length
+      }
+      const live = written
+      await fh.datasync()
+      for (let round = 0; this.tail.length > 0 && round < CATCH_UP_ROUNDS; round++) {
+        const batch = Buffer.concat(this.tail)
+        this.tail = []
+        this.tailRecords = 0
+        await writeAll(fh, batch)
+        written += batch.length
+        await fh.datasync()
+      }
+      // From here to the swap nothing yields, so no append can fall between the copy and the rename.
+      const rest = Buffer.concat(this.tail)
+      const restRecords = this.tailRecords
+      this.tail = null
+      writeAllSync(fh.fd, rest)
+      written += rest.length
+      // A flush of the old file may already have acknowledged some of these: they must not lose that.
+      const restSynced = rest.length === 0 || Number.isFinite(this.flushMessages)
+      if (rest.length > 0 && restSynced) fdatasyncSync(fh.fd)
+      // Opened before the rename (the descriptor follows the file), so a failure here swaps nothing.
+      const next = final ? -1 : openSync(tmp, 'a')
+      try {
+        renameSync(tmp, this.path)
+      } catch (err) {
+        if (next >= 0) closeSync(next)
+        throw err
+      }
+      swapped = true
+      if (this.fd >= 0) this.retiredFds.push(this.fd)
+      this.fd = next
+      this.fdGeneration++
+      this.fileBytes = written
+      this.liveBytesAtCompaction = live
+      this.unflushed = restSynced ? 0 : restRecords
+      if (this.flushing === null) this.closeRetiredFds()
+      const dirSync = fsyncDir(this.dir).finally(() => {
+        if (this.dirSync === dirSync) this.dirSync = null
+      })
+      this.dirSync = dirSync
+      dirSync.catch(() => {})
+      await dirSync
+    } finally {
+      this.tail = null
+      await fh?.close().catch(() => {})
+      if (!swapped) await unlink(tmp).catch(() => {})
     }
+  }
+
+  private closeRetiredFds(): void {
+    for (const fd of this.retiredFds.splice(0)) {
+      try {
+        closeSync(fd)
+      } catch {
+        // Already closed: nothing to release.
+      }
+    }
+  }
+
+  /** The live state as one record per group metadata and per offset, in pieces. */
+  private *snapshotPieces(): Generator<Buffer> {
+    const piece = this.pieceBytes
+    let w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
+    writeFileHeader(w)
+    // Records already in the file are copied as they are, even one a release before the limit wrote.
+    for (const [groupId, g] of this.groups) {
+      writeGroup(w, groupId, g, false)
+      if (w.pos >= piece) {
+        yield w.finish()
+        w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
+      }
+    }
+    for (const [group, topics] of this.offsets) {
+      for (const [topic, parts] of topics) {
+        for (const [partition, c] of parts) {
+          writeOffset(w, group, topic, partition, c, false)
+          if (w.pos >= piece) {
+            yield w.finish()
+            w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
+          }
+        }
+      }
+    }
+    if (w.pos > 0) yield w.finish()
+  }
+
+  private snapshotSync(): Buffer {
+    return Buffer.concat([...this.snapshotPieces()])
   }
 
   private load(): void {
@@ -296,10 +423,15 @@ export class OffsetsStore {
     }
     if (data.length === 0) return
     if (data.length < FILE_HEADER_BYTES || data.readUInt32BE(0) !== MAGIC) {
-      throw new Error(`${this.path} is not a tidelog offsets file; move it away to start with no committed offsets`)
+      throw new OffsetsFormatError(`${this.path} is not a tidelog offsets file; move it away to start with no committed offsets`)
     }
     const version = data.readInt32BE(4)
-    if (version !== FORMAT_VERSION) throw new Error(`${this.path} has format version ${version}; this broker reads version ${FORMAT_VERSION}`)
+    if (version > FORMAT_VERSION) {
+      throw new OffsetsFormatError(
+        `${this.path} has format version ${version}, written by a newer tidelog-broker; this one reads up to version ${FORMAT_VERSION}. Start the newer release on this data directory`,
+      )
+    }
+    if (version < 1) throw new OffsetsFormatError(`${this.path} has format version ${version}, which no tidelog-broker wrote`)
     let pos = FILE_HEADER_BYTES
     let records = 0
     let damage: string | undefined
@@ -309,7 +441,8 @@ export class OffsetsStore {
         break
       }
       const len = data.readInt32BE(pos)
-      if (len <= 0 || len > MAX_RECORD_BYTES || len > data.length - pos - RECORD_HEADER_BYTES) {
+      // No upper limit beyond the file itself: whatever was written whole and CRC-checked is read back.
+      if (len <= 0 || len > data.length - pos - RECORD_HEADER_BYTES) {
         damage = `a record length of ${len}`
         break
       }
@@ -318,12 +451,14 @@ export class OffsetsStore {
         damage = 'a CRC mismatch'
         break
       }
+      let rec: OffsetsRecord
       try {
-        this.replay(new Reader(data, start, start + len))
+        rec = readRecord(new Reader(data, start, start + len))
       } catch (err) {
         damage = `an unreadable record (${(err as Error).message})`
         break
       }
+      this.replay(rec)
       pos = start + len
       records++
     }
@@ -335,59 +470,22 @@ export class OffsetsStore {
     this.logger.info(`loaded ${this.countOffsets()} committed offset(s) of ${this.offsets.size} group(s) and ${this.groups.size} group record(s)`)
   }
 
-  private replay(r: Reader): void {
-    const type = r.int8()
-    const group = r.string()
-    switch (type) {
-      case OFFSET_COMMIT: {
-        const topic = r.string()
-        const partition = r.int32()
-        const offset = r.int64()
-        const leaderEpoch = r.int32()
-        const metadata = r.string()
-        const commitTimestamp = Number(r.int64())
-        const expireTimestamp = Number(r.int64())
-        this.applyCommit(group, topic, partition, { offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp })
+  private replay(rec: OffsetsRecord): void {
+    switch (rec.type) {
+      case 'commit':
+        this.applyCommit(rec.group, rec.topic, rec.partition, rec.value)
         break
-      }
-      case OFFSET_TOMBSTONE: {
-        const topic = r.string()
-        this.applyTombstone(group, topic, r.int32())
+      case 'tombstone':
+        this.applyTombstone(rec.group, rec.topic, rec.partition)
         break
-      }
-      case GROUP_METADATA: {
-        const protocolType = r.nullableString()
-        const generationId = r.int32()
-        const protocolName = r.nullableString()
-        const leaderId = r.nullableString()
-        const stateTimestamp = Number(r.int64())
-        const n = r.arrayLength(false)
-        if (n < 0) r.fail('null member list')
-        const members: StoredMember[] = []
-        for (let i = 0; i < n; i++) {
-          members.push({
-            memberId: r.string(),
-            groupInstanceId: r.nullableString(),
-            clientId: r.string(),
-            clientHost: r.string(),
-            rebalanceTimeoutMs: r.int32(),
-            sessionTimeoutMs: r.int32(),
-            // Copies, so the whole file read at startup is not kept alive by a few members.
-            subscription: Buffer.from(r.bytes()),
-            assignment: Buffer.from(r.bytes()),
-          })
-        }
-        this.groups.set(group, { protocolType, generationId, protocolName, leaderId, stateTimestamp, members })
+      case 'group':
+        this.groups.set(rec.group, rec.value)
         break
-      }
-      case GROUP_TOMBSTONE:
-        this.groups.delete(group)
-        this.offsets.delete(group)
+      case 'groupTombstone':
+        this.groups.delete(rec.group)
+        this.offsets.delete(rec.group)
         break
-      default:
-        r.fail(`unknown record type ${type}`)
     }
-    if (r.remaining !== 0) r.fail(`${r.remaining} byte(s) after a type ${type} record`)
   }
 
   private applyCommit(group: string, topic: string, partition: number, c: CommittedOffset): void {
@@ -418,76 +516,14 @@ export class OffsetsStore {
     for (const topics of this.offsets.values()) for (const parts of topics.values()) n += parts.size
     return n
   }
-
-  /** The live state as one record per group metadata and per offset. */
-  private snapshot(): Buffer {
-    const w = new Writer(4096)
-    w.int32(MAGIC).int32(FORMAT_VERSION)
-    for (const [groupId, g] of this.groups) w.raw(encodeGroup(groupId, g))
-    for (const [group, topics] of this.offsets) {
-      for (const [topic, parts] of topics) {
-        for (const [partition, c] of parts) writeOffset(w, group, topic, partition, c)
-      }
-    }
-    return w.finish()
-  }
-
-  /** Rewrites the file with the live state only, atomically, and reopens it for appends. */
-  private compact(): void {
-    const data = this.snapshot()
-    writeFileAtomicSync(this.path, data)
-    if (this.fd >= 0) closeSync(this.fd)
-    this.fd = -1
-    this.fileBytes = data.length
-    this.liveBytesAtCompaction = data.length
-    // The rewrite was fsynced: nothing is pending any more.
-    this.unflushed = 0
-    if (!this.closed) this.fd = openSync(this.path, 'a')
-  }
-
-  private closeQuietly(): void {
-    if (this.flushTimer !== undefined) clearInterval(this.flushTimer)
-    if (this.fd >= 0) {
-      try {
-        fsyncSync(this.fd)
-      } catch {
-        // Best effort: the last compaction already made the state durable.
-      }
-      closeSync(this.fd)
-      this.fd = -1
-    }
-  }
 }
 
-function beginRecord(w: Writer, type: number): number {
-  const at = w.pos
-  w.int32(0).int32(0).int8(type)
-  return at
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  let done = 0
+  while (done < buf.length) done += (await fh.write(buf, done, buf.length - done)).bytesWritten
 }
 
-function endRecord(w: Writer, at: number): void {
-  const start = at + RECORD_HEADER_BYTES
-  const len = w.pos - start
-  w.buf.writeInt32BE(len, at)
-  w.buf.writeUInt32BE(crc32c(w.buf, start, w.pos), at + 4)
-}
-
-function writeOffset(w: Writer, group: string, topic: string, partition: number, c: CommittedOffset): void {
-  const at = beginRecord(w, OFFSET_COMMIT)
-  w.string(group).string(topic).int32(partition).int64(c.offset).int32(c.leaderEpoch).string(c.metadata)
-  w.int64(BigInt(c.commitTimestamp)).int64(BigInt(c.expireTimestamp))
-  endRecord(w, at)
-}
-
-function encodeGroup(groupId: string, g: StoredGroup): Buffer {
-  const w = new Writer(256)
-  const at = beginRecord(w, GROUP_METADATA)
-  w.string(groupId).nullableString(g.protocolType).int32(g.generationId).nullableString(g.protocolName).nullableString(g.leaderId)
-  w.int64(BigInt(g.stateTimestamp)).int32(g.members.length)
-  for (const m of g.members) {
-    w.string(m.memberId).nullableString(m.groupInstanceId).string(m.clientId).string(m.clientHost)
-    w.int32(m.rebalanceTimeoutMs).int32(m.sessionTimeoutMs).bytes(m.subscription).bytes(m.assignment)
-  }
-  endRecord(w, at)
-  return w.finish()
+function writeAllSync(fd: number, buf: Buffer): void {
+  let done = 0
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
 }
