@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { isRetriable, sleep, type Cluster } from '@tidelog/client'
 import {
   ErrorCodes,
@@ -221,6 +222,7 @@ export class Fetcher {
     if (!this.assignment.isCurrent(s) || s.fetchEpoch !== entry.fetchEpoch || s.fetchOffset !== entry.fetchOffset) return
     const code = p.errorCode
     if (code === ErrorCodes.NONE) {
+      if (s.fetchFailures !== 0) s.fetchFailures = 0
       s.highWatermark = p.highWatermark
       s.lastStableOffset = p.lastStableOffset ?? -1n
       s.logStartOffset = p.logStartOffset ?? -1n
@@ -249,16 +251,21 @@ export class Fetcher {
       return
     }
     const error = new ProtocolError(code, { api: 'Fetch', apiKey: Fetch.apiKey, topic: s.topic, partition: s.partition })
-    if (LEADER_MOVED.has(code)) {
+    const leaderMoved = LEADER_MOVED.has(code)
+    if (!leaderMoved && !error.retriable) {
+      this.hooks.onPartitionError(s, error)
+      return
+    }
+    // Backed off per partition either way: a broker that keeps answering an error at once (or
+    // metadata that keeps naming the same leader) must not be asked again straight away.
+    const delay = this.cluster.retryBackoff.delay(s.fetchFailures++)
+    s.retryAt = performance.now() + delay
+    if (leaderMoved) {
       s.awaitingMetadata = true
       this.refreshMetadata()
       return
     }
-    if (error.retriable) {
-      this.cluster.logger.warn({ err: error }, 'retriable fetch error')
-      return
-    }
-    this.hooks.onPartitionError(s, error)
+    this.cluster.logger.warn({ err: error, delayMs: delay }, 'retriable fetch error, backing off')
   }
 }
 
@@ -279,13 +286,23 @@ class FetchLoop {
     return this.done
   }
 
+  /** performance.now() at which a partition backing off may be fetched again (Infinity: none). */
+  private wakeAt = Infinity
+
   private partitions(): PartitionState[] {
     const metadata = this.fetcher.cluster.metadata
     const out: PartitionState[] = []
+    const now = performance.now()
+    this.wakeAt = Infinity
     for (const s of this.fetcher.assignment.all()) {
       if (!s.fetchable || s.inFlight) continue
       const p = metadata.partition(s.topic, s.partition)
-      if (p !== undefined && p.leader === this.nodeId) out.push(s)
+      if (p === undefined || p.leader !== this.nodeId) continue
+      if (s.retryAt > now) {
+        if (s.retryAt < this.wakeAt) this.wakeAt = s.retryAt
+        continue
+      }
+      out.push(s)
     }
     // Rotate the order so that no partition always comes last when responses fill up.
     if (out.length > 1) {
@@ -306,7 +323,7 @@ class FetchLoop {
       }
       const parts = this.partitions()
       if (parts.length === 0) {
-        await this.signal.wait()
+        await this.signal.wait(this.wakeAt === Infinity ? undefined : Math.max(1, Math.ceil(this.wakeAt - performance.now())))
         continue
       }
       const sent = new Map<string, Sent>()

@@ -40,6 +40,13 @@ export class PartitionState implements TopicPartition {
   highWatermark = -1n
   lastStableOffset = -1n
   logStartOffset = -1n
+  /**
+   * Retriable fetch errors in a row, and the performance.now() before which the partition is not
+   * fetched again: Java's retry.backoff.ms, exponential up to retry.backoff.max.ms (KIP-580), so
+   * a sick broker answering errors at once is not fetched from in a hot loop.
+   */
+  fetchFailures = 0
+  retryAt = 0
 
   constructor(
     readonly topic: string,
