@@ -47,6 +47,9 @@ export class PartitionState implements TopicPartition {
    */
   fetchFailures = 0
   retryAt = 0
+  /** KIP-392: the replica the leader told us to fetch from (-1: the leader), until preferredReplicaUntil. */
+  preferredReplica = -1
+  preferredReplicaUntil = 0
 
   constructor(
     readonly topic: string,

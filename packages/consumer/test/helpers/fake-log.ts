@@ -79,7 +79,7 @@ export class FakeLog {
 }
 
 /** What a test may change in one partition's fetch answer; return undefined to serve the log. */
-export type FetchOverride = (p: { topic: string; partition: number; fetchOffset: bigint; currentLeaderEpoch: number; broker: FakeBroker }) => Partial<FetchResponsePartitionData> | undefined
+export type FetchOverride = (p: { topic: string; partition: number; fetchOffset: bigint; currentLeaderEpoch: number; broker: FakeBroker; request: FetchRequest }) => Partial<FetchResponsePartitionData> | undefined
 
 /**
  * A Fetch handler serving `logs` ("topic:partition"). With nothing to return and no error it
@@ -104,7 +104,7 @@ export function serveFetch(logs: Map<string, FakeLog>, override?: FetchOverride,
           preferredReadReplica: -1,
           records: null,
         }
-        const o = override?.({ topic: t.topic!, partition: p.partition, fetchOffset: p.fetchOffset, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, broker: req.broker })
+        const o = override?.({ topic: t.topic!, partition: p.partition, fetchOffset: p.fetchOffset, currentLeaderEpoch: p.currentLeaderEpoch ?? -1, broker: req.broker, request: body })
         if (o !== undefined) {
           any = true
           return { ...base, ...o }
