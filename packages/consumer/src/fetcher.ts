@@ -15,6 +15,7 @@ import type { ResolvedConsumerOptions } from './options.js'
 import type { Assignment, PartitionState } from './positions.js'
 import { adoptPreferredReplica, clearPreferredReplica, readReplica } from './read-replica.js'
 import { Signal } from './signal.js'
+import { PositionValidator } from './validator.js'
 
 /** Fetch errors after which the partition's leader must be looked up again (Java's refresh set). */
 const LEADER_MOVED = new Set<number>([
@@ -66,6 +67,8 @@ export class Fetcher {
   peakBufferedBytes = 0
   /** Notified when a chunk is queued. */
   readonly data = new Signal()
+  /** KIP-320: checks positions for log truncation after leader changes. */
+  readonly validator: PositionValidator
 
   private readonly queue: Chunk[] = []
   private readonly loops = new Map<number, FetchLoop>()
@@ -80,7 +83,14 @@ export class Fetcher {
     readonly options: ResolvedConsumerOptions,
     readonly assignment: Assignment,
     readonly hooks: FetcherHooks,
-  ) {}
+  ) {
+    this.validator = new PositionValidator(cluster, options, assignment, {
+      onOffsetOutOfRange: (s, offset) => hooks.onOffsetOutOfRange(s, offset),
+      onPartitionError: (s, error) => hooks.onPartitionError(s, error),
+      wake: () => this.wake(),
+      purge: () => this.purge(),
+    })
+  }
 
   /** Starts loops for leaders that have none and wakes the others: call after any change. */
   wake(): void {
@@ -94,7 +104,7 @@ export class Fetcher {
     const now = performance.now()
     let leaderless = false
     for (const s of this.assignment.all()) {
-      if (!s.fetchable) continue
+      if (!s.fetchable || (!s.inFlight && this.validator.check(s, metadata))) continue
       const node = readReplica(s, metadata, this.cluster, now)
       if (node < 0) {
         s.awaitingMetadata = true
@@ -152,6 +162,7 @@ export class Fetcher {
 
   async stop(): Promise<void> {
     this.stopped = true
+    this.validator.stopped = true
     for (const loop of this.loops.values()) {
       loop.signal.notify()
       loop.room.notify()
@@ -318,7 +329,7 @@ class FetchLoop {
     this.wakeAt = Infinity
     let expired = false
     for (const s of this.fetcher.assignment.all()) {
-      if (!s.fetchable || s.inFlight) continue
+      if (!s.fetchable || s.inFlight || this.fetcher.validator.check(s, metadata)) continue
       const preferred = s.preferredReplica
       const node = readReplica(s, metadata, this.fetcher.cluster, now)
       if (preferred >= 0 && s.preferredReplica < 0) expired = true

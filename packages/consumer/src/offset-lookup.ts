@@ -16,6 +16,8 @@ export interface OffsetAnswer {
   offset: bigint
   timestamp: bigint
   leaderEpoch: number
+  /** The partition leader epoch the request was sent with (KIP-320): the answer is valid for it. */
+  currentLeaderEpoch: number
 }
 
 /**
@@ -62,7 +64,8 @@ export async function lookupOffsets(cluster: Cluster, queries: readonly OffsetQu
               const key = tpKey(t.name, p.partitionIndex)
               answered.add(key)
               if (p.errorCode === ErrorCodes.NONE) {
-                out.set(key, { offset: p.offset ?? -1n, timestamp: p.timestamp ?? -1n, leaderEpoch: p.leaderEpoch ?? -1 })
+                const currentLeaderEpoch = metadata.partition(t.name, p.partitionIndex)?.leaderEpoch ?? -1
+                out.set(key, { offset: p.offset ?? -1n, timestamp: p.timestamp ?? -1n, leaderEpoch: p.leaderEpoch ?? -1, currentLeaderEpoch })
                 continue
               }
               const error = new ProtocolError(p.errorCode, { api: 'ListOffsets', apiKey: ListOffsets.apiKey, topic: t.name, partition: p.partitionIndex })
