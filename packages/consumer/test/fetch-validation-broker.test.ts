@@ -28,7 +28,9 @@ it('validates a committed position with OffsetForLeaderEpoch and resumes after i
   const sent: RequestEvent[] = []
   const onStart = (e: unknown): void => void sent.push(e as RequestEvent)
   diagnostics.subscribe('tidelog:request:start', onStart)
-  cleanup(async () => diagnostics.unsubscribe('tidelog:request:start', onStart))
+  cleanup(async () => {
+    diagnostics.unsubscribe('tidelog:request:start', onStart)
+  })
   const second = new Consumer({ brokers, groupId: 'kip320', autoOffsetReset: 'earliest', fetchMaxWaitMs: 50 })
   cleanup(() => second.close())
   second.assign([{ topic: 'validated', partition: 0 }])
