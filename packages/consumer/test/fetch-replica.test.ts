@@ -107,3 +107,15 @@ it('asks the leader again once metadata.max.age.ms has passed', async () => {
   expect((await messages.next()).value.value.toString()).toBe('c')
   expect(follower.received(Fetch.apiKey).length).toBeGreaterThan(leader.received(Fetch.apiKey).length)
 })
+
+it('falls back to the leader when the connection to the preferred replica fails', async () => {
+  const { follower, log, state, served, it: messages } = await setup()
+  for (let i = 0; i < 2; i++) await messages.next()
+  // The follower goes away (and so leaves the ISR: the leader no longer names it).
+  state.followerHealthy = false
+  await follower.close()
+  log.append(['c'])
+  const m = (await messages.next()).value
+  expect({ offset: m.offset, value: m.value.toString() }).toEqual({ offset: 2n, value: 'c' })
+  expect(served.leader).toEqual([2n])
+})

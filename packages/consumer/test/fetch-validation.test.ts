@@ -96,3 +96,22 @@ it('validates against a new leader from the metadata and goes on without redeliv
   expect(epochRequests(leader1)).toMatchObject([{ leaderEpoch: 0, currentLeaderEpoch: 1 }])
   expect(epochRequests(leader0)).toEqual([])
 })
+
+it('asks again after FENCED_LEADER_EPOCH from OffsetForLeaderEpoch, once the metadata catches up', async () => {
+  const { log, topic, leader0, next } = await setup(1)
+  // The leader is at epoch 2 but the metadata still says 1 for a while.
+  log.leaderEpoch = 2
+  topic.leaderEpochs![0] = 1
+  log.append(['e'])
+  setTimeout(() => (topic.leaderEpochs![0] = 2), 300)
+  const m = await next()
+  expect({ offset: m.offset, value: m.value!.toString() }).toEqual({ offset: 4n, value: 'e' })
+  const asked = epochRequests(leader0)
+  expect(asked.length).toBeGreaterThanOrEqual(2)
+  expect(asked[0]).toMatchObject({ leaderEpoch: 0, currentLeaderEpoch: 1 })
+  expect(asked.at(-1)).toMatchObject({ leaderEpoch: 0, currentLeaderEpoch: 2 })
+  // Retried with backoff, not in a hot loop.
+  expect(asked.length).toBeLessThanOrEqual(6)
+  const fetches = leader0.received(Fetch.apiKey).map((r) => (r.body as FetchRequest).topics[0]!.partitions[0]!)
+  expect(fetches.at(-1)!.currentLeaderEpoch).toBe(2)
+})
