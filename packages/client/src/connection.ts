@@ -27,6 +27,7 @@ import { Fifo } from './fifo.js'
 import { silentLogger, type Logger } from './logger.js'
 import { saslAuthenticate } from './sasl/authenticate.js'
 import type { SaslMechanism } from './sasl/types.js'
+import { ThrottleGate, clientThrottleMs } from './throttle.js'
 import { ApiVersionTable } from './versions.js'
 
 /** Sent in ApiVersions v3+ (KIP-511); both must match [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?. */
@@ -128,6 +129,7 @@ export class Connection extends EventEmitter {
   private socketError: Error | undefined
   private openedAt = 0
   private corked = false
+  private readonly throttle = new ThrottleGate()
 
   constructor(options: ConnectionOptions) {
     super()
@@ -151,9 +153,14 @@ export class Connection extends EventEmitter {
     return this.state === 'closed'
   }
 
-  /** Requests written and not yet answered. */
+  /** Requests written and not yet answered, plus those held by a broker's throttle. */
   get inFlightCount(): number {
-    return this.inflight.length
+    return this.inflight.length + this.throttle.heldCount
+  }
+
+  /** How long the broker still throttles this connection (KIP-219), in ms; 0 when not. */
+  get throttledMs(): number {
+    return this.throttle.remainingMs
   }
 
   /** The broker's API versions; available once connect() resolved. */
@@ -197,6 +204,7 @@ export class Connection extends EventEmitter {
       return Promise.resolve()
     }
     this.state = 'closing'
+    if (this.throttle.active) this.throttle.abort(this.notReady())
     this.closing = new Promise((resolve) => {
       this.resolveClosed = resolve
     })
@@ -367,6 +375,7 @@ export class Connection extends EventEmitter {
   private send(api: ApiDefinition<unknown, unknown>, version: number, body: unknown, timeoutMs: number, expectResponse: boolean): Promise<unknown> {
     const socket = this.socket
     if (socket === undefined || this.state === 'closed' || this.state === 'closing') return Promise.reject(this.notReady())
+    if (this.throttle.active) return this.throttle.defer(() => this.send(api, version, body, timeoutMs, expectResponse))
     const correlationId = (this.correlationId = (this.correlationId + 1) & 0x7fffffff)
     let frame: Buffer
     try {
@@ -475,6 +484,10 @@ export class Connection extends EventEmitter {
       e.durationMs = performance.now() - req.startedAt
       channels.requestEnd.publish(e)
     }
+    const throttleMs = clientThrottleMs(req.api.apiKey, req.version, body)
+    if (throttleMs > 0 && this.throttle.throttle(throttleMs)) {
+      this.logger.info({ broker: this.broker, nodeId: this.nodeId, api: req.api.name, throttleTimeMs: throttleMs }, 'broker throttled this client (quota, KIP-219): holding requests on the connection')
+    }
     req.resolve(body)
     this.afterResponse()
   }
@@ -559,6 +572,7 @@ export class Connection extends EventEmitter {
     if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer)
     this.timer = this.sessionTimer = this.lingerTimer = undefined
     this.timerAt = Infinity
+    if (this.throttle.active) this.throttle.abort(new KafkaConnectionError(`connection to ${this.broker} closed before a throttled request was sent${cause ? `: ${cause.message}` : ''}`, this.broker, { cause, nodeId: this.nodeId }))
     const pending = this.inflight.drain()
     if (pending.length > 0) {
       const shared =

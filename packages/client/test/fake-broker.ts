@@ -34,6 +34,8 @@ export interface FakeTopic {
   /** Leader node id per partition; -1 for none. */
   leaders: number[]
   leaderEpochs?: number[]
+  /** Replica node ids per partition (default: just the leader), e.g. for KIP-392 followers. */
+  replicas?: number[][]
   errorCode?: number
 }
 
@@ -194,8 +196,8 @@ export class FakeBroker {
                 partitionIndex: i,
                 leaderId: leader,
                 leaderEpoch: t.leaderEpochs?.[i] ?? 0,
-                replicaNodes: leader < 0 ? [] : [leader],
-                isrNodes: leader < 0 ? [] : [leader],
+                replicaNodes: leader < 0 ? [] : (t.replicas?.[i] ?? [leader]),
+                isrNodes: leader < 0 ? [] : (t.replicas?.[i] ?? [leader]),
                 offlineReplicas: [],
               })),
       })),

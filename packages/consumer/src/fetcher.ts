@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { isRetriable, sleep, type Cluster } from '@tidelog/client'
 import {
   ErrorCodes,
@@ -12,7 +13,9 @@ import {
 import { Chunk, nextOffsetAfter } from './chunk.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import type { Assignment, PartitionState } from './positions.js'
+import { adoptPreferredReplica, clearPreferredReplica, readReplica } from './read-replica.js'
 import { Signal } from './signal.js'
+import { PositionValidator } from './validator.js'
 
 /** Fetch errors after which the partition's leader must be looked up again (Java's refresh set). */
 const LEADER_MOVED = new Set<number>([
@@ -64,19 +67,30 @@ export class Fetcher {
   peakBufferedBytes = 0
   /** Notified when a chunk is queued. */
   readonly data = new Signal()
+  /** KIP-320: checks positions for log truncation after leader changes. */
+  readonly validator: PositionValidator
 
   private readonly queue: Chunk[] = []
   private readonly loops = new Map<number, FetchLoop>()
   private metadataWanted = false
   private metadataRunning = false
   private stopped = false
+  /** Set while handling a response when some partition moved to another node (KIP-392). */
+  private replicaMoved = false
 
   constructor(
     readonly cluster: Cluster,
     readonly options: ResolvedConsumerOptions,
     readonly assignment: Assignment,
     readonly hooks: FetcherHooks,
-  ) {}
+  ) {
+    this.validator = new PositionValidator(cluster, options, assignment, {
+      onOffsetOutOfRange: (s, offset) => hooks.onOffsetOutOfRange(s, offset),
+      onPartitionError: (s, error) => hooks.onPartitionError(s, error),
+      wake: () => this.wake(),
+      purge: () => this.purge(),
+    })
+  }
 
   /** Starts loops for leaders that have none and wakes the others: call after any change. */
   wake(): void {
@@ -87,18 +101,19 @@ export class Fetcher {
   /** Returns whether some fetchable partition has no known leader. */
   private spawnLoops(): boolean {
     const metadata = this.cluster.metadata
+    const now = performance.now()
     let leaderless = false
     for (const s of this.assignment.all()) {
-      if (!s.fetchable) continue
-      const leader = metadata.leader(s.topic, s.partition)
-      if (leader === undefined) {
+      if (!s.fetchable || (!s.inFlight && this.validator.check(s, metadata))) continue
+      const node = readReplica(s, metadata, this.cluster, now)
+      if (node < 0) {
         s.awaitingMetadata = true
         leaderless = true
         continue
       }
-      if (!this.loops.has(leader.nodeId)) {
-        const loop = new FetchLoop(this, leader.nodeId)
-        this.loops.set(leader.nodeId, loop)
+      if (!this.loops.has(node)) {
+        const loop = new FetchLoop(this, node)
+        this.loops.set(node, loop)
         void loop.run()
       }
     }
@@ -147,6 +162,7 @@ export class Fetcher {
 
   async stop(): Promise<void> {
     this.stopped = true
+    this.validator.stopped = true
     for (const loop of this.loops.values()) {
       loop.signal.notify()
       loop.room.notify()
@@ -198,7 +214,7 @@ export class Fetcher {
   }
 
   /** Called by a loop with a response: queues data, handles per-partition errors. */
-  handleResponse(res: FetchResponse, sent: Map<string, Sent>, names: Map<string, string>): void {
+  handleResponse(res: FetchResponse, sent: Map<string, Sent>, names: Map<string, string>, nodeId: number): void {
     const share: ResponseShare = { chunks: 0, bytes: 0 }
     for (const t of res.responses) {
       const topic = t.topicId !== undefined && t.topicId !== ZERO_UUID ? names.get(t.topicId) : t.topic
@@ -206,8 +222,12 @@ export class Fetcher {
       for (const p of t.partitions) {
         const entry = sent.get(`${topic}:${p.partitionIndex}`)
         if (entry === undefined) continue
-        this.handlePartition(entry, p, share)
+        this.handlePartition(entry, p, share, nodeId)
       }
+    }
+    if (this.replicaMoved) {
+      this.replicaMoved = false
+      this.wake()
     }
     if (share.chunks > 0) {
       this.bufferedBytes += share.bytes
@@ -216,14 +236,20 @@ export class Fetcher {
     }
   }
 
-  private handlePartition(entry: Sent, p: FetchResponsePartitionData, share: ResponseShare): void {
+  private handlePartition(entry: Sent, p: FetchResponsePartitionData, share: ResponseShare, nodeId: number): void {
     const s = entry.state
     if (!this.assignment.isCurrent(s) || s.fetchEpoch !== entry.fetchEpoch || s.fetchOffset !== entry.fetchOffset) return
     const code = p.errorCode
     if (code === ErrorCodes.NONE) {
+      if (s.fetchFailures !== 0) s.fetchFailures = 0
       s.highWatermark = p.highWatermark
       s.lastStableOffset = p.lastStableOffset ?? -1n
       s.logStartOffset = p.logStartOffset ?? -1n
+      const replica = p.preferredReadReplica
+      if (replica !== undefined && replica >= 0) {
+        const leader = this.cluster.metadata.partition(s.topic, s.partition)?.leader ?? -1
+        if (adoptPreferredReplica(s, replica, leader, this.cluster, performance.now())) this.replicaMoved = true
+      }
       const records = p.records
       if (records === null || records.length === 0) return
       const buf = Buffer.isBuffer(records) ? records : Buffer.from(records.buffer, records.byteOffset, records.byteLength)
@@ -244,21 +270,35 @@ export class Fetcher {
       this.queue.push(chunk)
       return
     }
+    const error = new ProtocolError(code, { api: 'Fetch', apiKey: Fetch.apiKey, topic: s.topic, partition: s.partition })
+    const leaderMoved = LEADER_MOVED.has(code)
+    // KIP-392: an error from the preferred read replica (even OFFSET_OUT_OF_RANGE: a follower
+    // may lag behind the leader's log) sends the partition back to the leader at once, as Java's.
+    if (nodeId === s.preferredReplica && (code === ErrorCodes.OFFSET_OUT_OF_RANGE || leaderMoved || error.retriable)) {
+      clearPreferredReplica(s)
+      this.cluster.logger.debug({ err: error, nodeId }, 'preferred read replica failed, fetching from the leader')
+      if (leaderMoved) this.cluster.requestMetadataUpdate()
+      this.replicaMoved = true
+      return
+    }
     if (code === ErrorCodes.OFFSET_OUT_OF_RANGE) {
       this.hooks.onOffsetOutOfRange(s, entry.fetchOffset)
       return
     }
-    const error = new ProtocolError(code, { api: 'Fetch', apiKey: Fetch.apiKey, topic: s.topic, partition: s.partition })
-    if (LEADER_MOVED.has(code)) {
+    if (!leaderMoved && !error.retriable) {
+      this.hooks.onPartitionError(s, error)
+      return
+    }
+    // Backed off per partition either way: a broker that keeps answering an error at once (or
+    // metadata that keeps naming the same leader) must not be asked again straight away.
+    const delay = this.cluster.retryBackoff.delay(s.fetchFailures++)
+    s.retryAt = performance.now() + delay
+    if (leaderMoved) {
       s.awaitingMetadata = true
       this.refreshMetadata()
       return
     }
-    if (error.retriable) {
-      this.cluster.logger.warn({ err: error }, 'retriable fetch error')
-      return
-    }
-    this.hooks.onPartitionError(s, error)
+    this.cluster.logger.warn({ err: error, delayMs: delay }, 'retriable fetch error, backing off')
   }
 }
 
@@ -279,14 +319,29 @@ class FetchLoop {
     return this.done
   }
 
+  /** performance.now() at which a partition backing off may be fetched again (Infinity: none). */
+  private wakeAt = Infinity
+
   private partitions(): PartitionState[] {
     const metadata = this.fetcher.cluster.metadata
     const out: PartitionState[] = []
+    const now = performance.now()
+    this.wakeAt = Infinity
+    let expired = false
     for (const s of this.fetcher.assignment.all()) {
-      if (!s.fetchable || s.inFlight) continue
-      const p = metadata.partition(s.topic, s.partition)
-      if (p !== undefined && p.leader === this.nodeId) out.push(s)
+      if (!s.fetchable || s.inFlight || this.fetcher.validator.check(s, metadata)) continue
+      const preferred = s.preferredReplica
+      const node = readReplica(s, metadata, this.fetcher.cluster, now)
+      if (preferred >= 0 && s.preferredReplica < 0) expired = true
+      if (node !== this.nodeId) continue
+      if (s.retryAt > now) {
+        if (s.retryAt < this.wakeAt) this.wakeAt = s.retryAt
+        continue
+      }
+      out.push(s)
     }
+    // A preferred replica that expired here hands its partitions back to the leader's loop.
+    if (expired) this.fetcher.wake()
     // Rotate the order so that no partition always comes last when responses fill up.
     if (out.length > 1) {
       const k = this.rotation++ % out.length
@@ -306,7 +361,7 @@ class FetchLoop {
       }
       const parts = this.partitions()
       if (parts.length === 0) {
-        await this.signal.wait()
+        await this.signal.wait(this.wakeAt === Infinity ? undefined : Math.max(1, Math.ceil(this.wakeAt - performance.now())))
         continue
       }
       const sent = new Map<string, Sent>()
@@ -320,11 +375,15 @@ class FetchLoop {
         for (const s of parts) s.inFlight = false
         if (f.isStopped) return
         if ((res.errorCode ?? 0) !== 0) throw new ProtocolError(res.errorCode!, { api: 'Fetch', apiKey: Fetch.apiKey })
-        f.handleResponse(res, sent, names)
+        f.handleResponse(res, sent, names, this.nodeId)
         failures = 0
       } catch (err) {
         for (const s of parts) s.inFlight = false
         if (f.isStopped) return
+        // KIP-392: partitions this node served as preferred read replica go back to their leader.
+        let moved = false
+        for (const s of parts) if (s.preferredReplica === this.nodeId) moved = clearPreferredReplica(s) || moved
+        if (moved) f.wake()
         f.cluster.handleError(err)
         f.cluster.logger.debug({ err, nodeId: this.nodeId }, 'fetch failed')
         if (!isRetriable(err)) {

@@ -3,6 +3,7 @@ export type { SubscribeOptions, CloseOptions } from './consumer.js'
 export type { ConsumerOptions, AutoOffsetReset, IsolationLevel, DeliverySemantics } from './options.js'
 export type { Message, Batch, TopicPartition, TopicPartitionOffset, RebalanceListener, GroupGeneration } from './types.js'
 export { NoOffsetForPartitionError, OffsetOutOfRangeError, CommitFailedError, IllegalStateError, GroupMembershipError } from './errors.js'
+export { LogTruncationError } from './validator.js'
 export {
   rangeAssignor,
   roundRobinAssignor,

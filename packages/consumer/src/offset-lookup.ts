@@ -1,26 +1,15 @@
-import { Deadline, isRetriable, isStaleMetadataError, sleep, type Cluster } from '@tidelog/client'
-import { ErrorCodes, ListOffsets, ProtocolError, type ListOffsetsRequestTopic } from '@tidelog/protocol'
-import { tpKey, type TopicPartition } from './types.js'
+import { Deadline, isRetriable, isStaleMetadataError, listOffsetsOnNode, sleep, type Cluster, type ListedOffset, type OffsetQuery } from '@tidelog/client'
+import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
+import { tpKey } from './types.js'
 
-/** ListOffsets' special timestamps. */
-export const LATEST_TIMESTAMP = -1n
-export const EARLIEST_TIMESTAMP = -2n
-
-export interface OffsetQuery extends TopicPartition {
-  /** A time in ms since the epoch, or LATEST_TIMESTAMP / EARLIEST_TIMESTAMP. */
-  timestamp: bigint
-}
-
-export interface OffsetAnswer {
-  /** -1n when no record has a timestamp at or after the one asked for. */
-  offset: bigint
-  timestamp: bigint
-  leaderEpoch: number
-}
+export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from '@tidelog/client'
+export type { OffsetQuery } from '@tidelog/client'
+export type OffsetAnswer = ListedOffset
 
 /**
- * ListOffsets for many partitions: one request per leader, partitions whose leader moved (or is
- * unknown) asked again after a metadata refresh, until the deadline (Java's OffsetFetcher).
+ * ListOffsets for many partitions: one request per leader (the client's listOffsetsOnNode,
+ * shared with Admin.listOffsets), partitions whose leader moved (or is unknown) asked again
+ * after a metadata refresh, until the deadline (Java's OffsetFetcher). Other errors are thrown.
  */
 export async function lookupOffsets(cluster: Cluster, queries: readonly OffsetQuery[], isolationLevel: 0 | 1, timeoutMs: number): Promise<Map<string, OffsetAnswer>> {
   const out = new Map<string, OffsetAnswer>()
@@ -44,38 +33,26 @@ export async function lookupOffsets(cluster: Cluster, queries: readonly OffsetQu
     }
     await Promise.all(
       [...byLeader].map(async ([nodeId, list]) => {
-        const topics = new Map<string, ListOffsetsRequestTopic>()
-        for (const q of list) {
-          let t = topics.get(q.topic)
-          if (t === undefined) topics.set(q.topic, (t = { name: q.topic, partitions: [] }))
-          t.partitions.push({
-            partitionIndex: q.partition,
-            currentLeaderEpoch: metadata.partition(q.topic, q.partition)?.leaderEpoch ?? -1,
-            timestamp: q.timestamp,
-          })
-        }
+        let answers: Map<string, OffsetAnswer | ProtocolError>
         try {
-          const res = await cluster.send(nodeId, ListOffsets, { replicaId: -1, isolationLevel, topics: [...topics.values()] }, { minVersion: isolationLevel === 1 ? 2 : 1 })
-          const answered = new Set<string>()
-          for (const t of res.topics) {
-            for (const p of t.partitions) {
-              const key = tpKey(t.name, p.partitionIndex)
-              answered.add(key)
-              if (p.errorCode === ErrorCodes.NONE) {
-                out.set(key, { offset: p.offset ?? -1n, timestamp: p.timestamp ?? -1n, leaderEpoch: p.leaderEpoch ?? -1 })
-                continue
-              }
-              const error = new ProtocolError(p.errorCode, { api: 'ListOffsets', apiKey: ListOffsets.apiKey, topic: t.name, partition: p.partitionIndex })
-              if (!error.retriable && !isStaleMetadataError(error)) throw error
-              lastError = error
-              again.push(list.find((q) => q.topic === t.name && q.partition === p.partitionIndex)!)
-            }
-          }
-          for (const q of list) if (!answered.has(tpKey(q.topic, q.partition))) again.push(q)
+          answers = await listOffsetsOnNode(cluster, nodeId, metadata, list, isolationLevel, tpKey)
         } catch (err) {
           if (!isRetriable(err)) throw err
           lastError = err as Error
-          for (const q of list) if (!out.has(tpKey(q.topic, q.partition)) && !again.includes(q)) again.push(q)
+          again.push(...list)
+          return
+        }
+        for (const q of list) {
+          const a = answers.get(tpKey(q.topic, q.partition))
+          if (a === undefined) {
+            again.push(q)
+          } else if (a instanceof ProtocolError) {
+            if (!a.retriable && !isStaleMetadataError(a)) throw a
+            lastError = a
+            again.push(q)
+          } else {
+            out.set(tpKey(q.topic, q.partition), a)
+          }
         }
       }),
     )

@@ -107,6 +107,8 @@ export class PositionResolver {
         continue
       }
       s.seek(a.offset, a.leaderEpoch)
+      // The leader answered at this epoch (it fences stale ones, KIP-320): nothing to validate.
+      s.validatedLeaderEpoch = a.currentLeaderEpoch
     }
   }
 }

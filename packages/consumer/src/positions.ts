@@ -40,6 +40,23 @@ export class PartitionState implements TopicPartition {
   highWatermark = -1n
   lastStableOffset = -1n
   logStartOffset = -1n
+  /**
+   * Retriable fetch errors in a row, and the performance.now() before which the partition is not
+   * fetched again: Java's retry.backoff.ms, exponential up to retry.backoff.max.ms (KIP-580), so
+   * a sick broker answering errors at once is not fetched from in a hot loop.
+   */
+  fetchFailures = 0
+  retryAt = 0
+  /** KIP-392: the replica the leader told us to fetch from (-1: the leader), until preferredReplicaUntil. */
+  preferredReplica = -1
+  preferredReplicaUntil = 0
+  /**
+   * KIP-320: the partition leader epoch (from the metadata) the position was last validated
+   * against, -1 when never; while `validating`, OffsetForLeaderEpoch checks the position for
+   * truncation and nothing is fetched.
+   */
+  validatedLeaderEpoch = -1
+  validating = false
 
   constructor(
     readonly topic: string,
@@ -54,7 +71,7 @@ export class PartitionState implements TopicPartition {
 
   /** Fetchable: has a position, is not paused or being revoked, and waits for no metadata. */
   get fetchable(): boolean {
-    return this.reset === undefined && !this.paused && !this.revoking && !this.awaitingMetadata && !this.halted
+    return this.reset === undefined && !this.paused && !this.revoking && !this.awaitingMetadata && !this.halted && !this.validating
   }
 
   /** Throws away what is fetched or being fetched: the next fetch starts at the position. */
@@ -72,6 +89,9 @@ export class PartitionState implements TopicPartition {
     this.lastEpoch = leaderEpoch
     this.reset = undefined
     this.halted = false
+    // A position from outside is checked against the leader before use when it has an epoch (KIP-320).
+    this.validatedLeaderEpoch = -1
+    this.validating = false
   }
 
   /** Forgets the position; it will be looked up again as `kind` says. */
@@ -80,6 +100,7 @@ export class PartitionState implements TopicPartition {
     this.fetchEpoch++
     this.reset = kind
     this.halted = false
+    this.validating = false
   }
 
   /** Moves position past records that are not delivered; acked follows when nothing is pending. */

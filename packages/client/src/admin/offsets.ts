@@ -1,12 +1,8 @@
-import { DeleteRecords, ErrorCodes, ListOffsets, ProtocolError } from '@tidelog/protocol'
+import { DeleteRecords, ErrorCodes, ProtocolError } from '@tidelog/protocol'
+import { EARLIEST_TIMESTAMP as EARLIEST, LATEST_TIMESTAMP as LATEST, MAX_TIMESTAMP, listOffsetsOnNode } from '../list-offsets.js'
 import type { ClusterMetadata } from '../metadata.js'
 import { groupBy, perItem, perNode, type AdminContext, type Outcomes } from './engine.js'
 import type { DeletedRecords, DeleteRecordsRequest, OffsetSpec, PartitionOffset, PartitionOffsetRequest } from './types.js'
-
-/** ListOffsets' special timestamps (KIP-734 added max-timestamp in v7). */
-const EARLIEST = -2n
-const LATEST = -1n
-const MAX_TIMESTAMP = -3n
 
 export function offsetSpecTimestamp(spec: OffsetSpec | undefined): bigint {
   if (spec === undefined || spec === 'latest') return LATEST
@@ -69,35 +65,9 @@ export async function listOffsets(
   return perItem(ctx, 'listOffsets', items, key, async (pending, deadline) => {
     const { metadata, byLeader, errors } = await leaders(ctx, pending, 'ListOffsets', deadline.remaining())
     const answers = await perNode(byLeader, key, async (nodeId, list) => {
-      const minVersion = list.some((i) => i.timestamp === MAX_TIMESTAMP) ? 7 : isolationLevel === 1 ? 2 : 1
-      const res = await ctx.cluster.send(
-        nodeId,
-        ListOffsets,
-        {
-          replicaId: -1,
-          isolationLevel,
-          topics: [...byTopic(list)].map(([name, parts]) => ({
-            name,
-            partitions: parts.map((p) => ({
-              partitionIndex: p.partition,
-              // KIP-320: the broker answers FENCED_LEADER_EPOCH if our metadata is stale.
-              currentLeaderEpoch: metadata.partition(p.topic, p.partition)?.leaderEpoch ?? -1,
-              timestamp: p.timestamp,
-            })),
-          })),
-        },
-        { minVersion },
-      )
       const out: Outcomes<PartitionOffset> = new Map()
-      for (const t of res.topics) {
-        for (const p of t.partitions) {
-          out.set(
-            `${t.name}-${p.partitionIndex}`,
-            p.errorCode !== 0
-              ? new ProtocolError(p.errorCode, { api: 'ListOffsets', apiKey: ListOffsets.apiKey, topic: t.name, partition: p.partitionIndex })
-              : { topic: t.name, partition: p.partitionIndex, offset: p.offset ?? -1n, timestamp: p.timestamp ?? -1n, leaderEpoch: p.leaderEpoch ?? -1 },
-          )
-        }
+      for (const [k, a] of await listOffsetsOnNode(ctx.cluster, nodeId, metadata, list, isolationLevel, (topic, partition) => key({ topic, partition }))) {
+        out.set(k, a instanceof Error ? a : { topic: a.topic, partition: a.partition, offset: a.offset, timestamp: a.timestamp, leaderEpoch: a.leaderEpoch })
       }
       return out
     })
