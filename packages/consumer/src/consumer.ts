@@ -43,7 +43,8 @@ const NO_GENERATION: GroupGeneration = { generationId: -1, memberId: '', protoco
  * autoCommitIntervalMs, on revocation and on close) commits only processed offsets. Leaving the
  * loop (break, throw) leaves the last message unprocessed; commit() commits everything handed
  * out so far, the message in hand included. With `delivery: 'at-most-once'` each fetched chunk's
- * end is committed before its first message is handed out.
+ * end is committed before its first message is handed out. One loop (messages or batches) reads
+ * at a time; another one is refused with IllegalStateError until it has ended.
  *
  * Events: 'group.joined', 'partitions.assigned', 'partitions.revoked', 'partitions.lost'
  * ({ partitions, generation }), 'offsets.committed' ({ offsets }), 'member.state' ({ from, to }).
