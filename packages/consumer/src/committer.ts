@@ -93,6 +93,8 @@ export class Committer {
         res = await this.link.request(OffsetCommit, (v) => this.commitBody(v, who, pending), {
           // Static members need v7 (group instance id); Java refuses to commit without it too.
           minVersion: who.groupInstanceId !== null ? 7 : undefined,
+          // No attempt outlives the commit's deadline (close() and rebalances bound it).
+          timeoutMs: Math.max(1, Math.min(this.cluster.requestTimeoutMs, deadline.remaining())),
         })
       } catch (err) {
         if (!isRetriable(err)) throw err

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
-import { ClientClosedError, Cluster } from '@tidelog/client'
+import { ClientClosedError, Cluster, Deadline } from '@tidelog/client'
 import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
 import { Committer, type CommitIdentity } from './committer.js'
 import { Delivery, DeliveryIterator } from './delivery.js'
@@ -29,9 +29,28 @@ export interface CloseOptions {
   leaveGroup?: boolean
   /** Commit the processed offsets first (when auto-commit is on). Default true. */
   commit?: boolean
+  /**
+   * Java's close(Duration), default 30 s: the longest close() takes. The group's part (commit,
+   * onPartitionsRevoked, LeaveGroup) gets at most requestTimeoutMs of it, as in Java; when time
+   * is up, close() logs a warning, stops waiting and closes the connections.
+   */
+  timeoutMs?: number
 }
 
 const NO_GENERATION: GroupGeneration = { generationId: -1, memberId: '', protocolName: null }
+/** Java's KafkaConsumer.close() without a Duration. */
+const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
+
+/** Waits for `p` at most `ms`: true if it settled (a rejection is rethrown), false if time ran out (p goes on). */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)))
+  try {
+    return await Promise.race([p.then(() => true), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 /**
  * A Kafka consumer. Subscribe (with a groupId) to share topics with the group's other members,
@@ -43,7 +62,8 @@ const NO_GENERATION: GroupGeneration = { generationId: -1, memberId: '', protoco
  * autoCommitIntervalMs, on revocation and on close) commits only processed offsets. Leaving the
  * loop (break, throw) leaves the last message unprocessed; commit() commits everything handed
  * out so far, the message in hand included. With `delivery: 'at-most-once'` each fetched chunk's
- * end is committed before its first message is handed out.
+ * end is committed before its first message is handed out. One loop (messages or batches) reads
+ * at a time; another one is refused with IllegalStateError until it has ended.
  *
  * Events: 'group.joined', 'partitions.assigned', 'partitions.revoked', 'partitions.lost'
  * ({ partitions, generation }), 'offsets.committed' ({ offsets }), 'member.state' ({ from, to }).
@@ -70,6 +90,8 @@ export class Consumer extends EventEmitter {
   private lastPolls = -1
   private lastProgressAt = performance.now()
   private closing: Promise<void> | undefined
+  /** Set once close() is past the group's part and closes the connections. */
+  private disconnecting = false
 
   constructor(options: ConsumerOptions) {
     super()
@@ -101,7 +123,7 @@ export class Consumer extends EventEmitter {
       logger: this.cluster.logger,
       listener: () => this.listener,
       currentGeneration: () => this.coordinator?.membership.generationId,
-      commitProcessed: (states) => (this.options.autoCommit ? this.commitProcessed(states) : Promise.resolve()),
+      commitProcessed: (states, timeoutMs) => (this.options.autoCommit ? this.commitProcessed(states, timeoutMs) : Promise.resolve()),
       resolvePositions: () => void this.resolver.run(),
       isClosing: () => this.closing !== undefined,
       emit: (event, payload) => this.emit(event, payload),
@@ -155,7 +177,7 @@ export class Consumer extends EventEmitter {
     c.stop()
     await this.lock.run(async () => {
       const owned = this.owned()
-      if (owned.length > 0) await this.rebalance.revoke(owned, c.membership.snapshot(), true, c.membership.hasGeneration)
+      if (owned.length > 0) await this.rebalance.revoke(owned, c.membership.snapshot(), true, c.membership.hasGeneration ? this.options.defaultApiTimeoutMs : undefined)
     })
     await c.leave('the consumer unsubscribed', true)
     c.dispose()
@@ -309,7 +331,7 @@ export class Consumer extends EventEmitter {
    * next offset to consume).
    */
   async commit(offsets?: readonly TopicPartitionOffset[]): Promise<void> {
-    this.ensureOpen()
+    this.ensureConnected()
     const committer = this.committer
     if (committer === undefined) throw new IllegalStateError('commit() needs a groupId')
     const source =
@@ -321,7 +343,7 @@ export class Consumer extends EventEmitter {
 
   /** The group's committed offsets for partitions (-1n where none is committed). */
   async committed(partitions: readonly TopicPartition[]): Promise<TopicPartitionOffset[]> {
-    this.ensureOpen()
+    this.ensureConnected()
     if (this.committer === undefined) throw new IllegalStateError('committed() needs a groupId')
     const found = await this.committer.fetch(partitions, this.options.defaultApiTimeoutMs)
     return partitions.map((p) => {
@@ -351,10 +373,10 @@ export class Consumer extends EventEmitter {
     return out
   }
 
-  private async commitProcessed(states: readonly PartitionState[]): Promise<void> {
+  private async commitProcessed(states: readonly PartitionState[], timeoutMs = this.options.defaultApiTimeoutMs): Promise<void> {
     const committer = this.committer
     if (committer === undefined) return
-    this.recordCommitted(await committer.commit(() => this.processed(states), this.options.defaultApiTimeoutMs))
+    this.recordCommitted(await committer.commit(() => this.processed(states), timeoutMs))
   }
 
   private async commitAhead(s: PartitionState, offset: bigint): Promise<void> {
@@ -413,7 +435,8 @@ export class Consumer extends EventEmitter {
     return new ConsumerCoordinator(this.cluster, this.link!, this.options, this.assignorList, {
       topics: () => this.topics,
       owned: () => this.owned(),
-      revoke: (partitions, generation) => this.lock.run(() => this.rebalance.revoke(partitions, generation, true, true)),
+      // Java bounds the commit before a rebalance by the rebalance timeout (onJoinPrepare).
+      revoke: (partitions, generation) => this.lock.run(() => this.rebalance.revoke(partitions, generation, true, this.options.rebalanceTimeoutMs)),
       lose: (partitions, generation) => {
         // A revocation waiting for the application to finish a message must not hold this up.
         this.delivery.abandon()
@@ -475,7 +498,7 @@ export class Consumer extends EventEmitter {
       this.autoCommitTimer = setInterval(() => {
         if (this.closing !== undefined) return
         if (this.mode === 'subscribed' && this.coordinator?.membership.state !== 'stable') return
-        void this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.debug({ err }, 'auto-commit failed'))
+        void this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.warn({ err }, 'auto-commit failed'))
       }, this.options.autoCommitIntervalMs)
       this.autoCommitTimer.unref()
     }
@@ -514,46 +537,63 @@ export class Consumer extends EventEmitter {
   // --- closing ---------------------------------------------------------------------------------
 
   /**
-   * Stops: commits processed offsets (auto-commit), revokes the partitions (listener), leaves the
-   * group, and closes the connections. Iterators end; a message in hand counts as unprocessed.
+   * Stops, in Java's order: commits processed offsets (auto-commit), revokes the partitions
+   * (listener), leaves the group, closes the connections; all within `timeoutMs` (30 s).
+   * Iterators end; a message in hand counts as unprocessed.
    */
   close(options: CloseOptions = {}): Promise<void> {
     if (this.closing !== undefined) return this.closing
-    this.closing = this.shutdown(options)
+    const timeoutMs = options.timeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) return Promise.reject(new TypeError(`close() needs timeoutMs >= 0, got ${String(timeoutMs)}`))
+    this.closing = this.shutdown(options, timeoutMs)
     return this.closing
   }
 
-  private async shutdown(options: CloseOptions): Promise<void> {
+  private async shutdown(options: CloseOptions, timeoutMs: number): Promise<void> {
+    const deadline = new Deadline(timeoutMs)
     if (this.autoCommitTimer !== undefined) clearInterval(this.autoCommitTimer)
     if (this.metadataTimer !== undefined) clearInterval(this.metadataTimer)
     this.delivery.abandon()
     this.delivery.closed = true
     this.delivery.wake()
-    const commit = options.commit !== false
     this.resolver.stopped = true
-    const c = this.coordinator
+    // Java bounds the coordinator's close (commit, listener, LeaveGroup) by min(timeout, request.timeout.ms).
+    const group = new Deadline(Math.min(timeoutMs, this.options.requestTimeoutMs))
     try {
-      if (c !== undefined) {
-        c.stop()
-        await this.lock.run(async () => {
-          const owned = this.owned()
-          if (owned.length === 0) return
-          if (c.membership.hasGeneration) await this.rebalance.revoke(owned, c.membership.snapshot(), false, commit)
-          else await this.rebalance.lose(owned, c.membership.snapshot())
-        })
-        const leave = options.leaveGroup ?? !c.isStatic
-        if (leave) await c.leave('the consumer is closing', true)
-        c.dispose()
-      } else if (commit && this.options.autoCommit && this.committer !== undefined && this.assignment.size > 0) {
-        await this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.warn({ err }, 'commit on close failed'))
+      if (!(await settlesWithin(this.leaveOnClose(options, group), group.remaining()))) {
+        this.cluster.logger.warn({ groupId: this.options.groupId, timeoutMs }, 'close: committing and leaving the group did not finish in time')
       }
     } finally {
-      await this.fetcher.stop()
-      await this.cluster.close()
+      this.disconnecting = true
+      this.coordinator?.dispose()
+      await settlesWithin(this.fetcher.stop(), deadline.remaining())
+      if (!(await settlesWithin(this.cluster.close(), deadline.remaining()))) this.cluster.logger.warn({ timeoutMs }, 'close: connections still busy at the deadline')
+    }
+  }
+
+  private async leaveOnClose(options: CloseOptions, group: Deadline): Promise<void> {
+    const commit = options.commit !== false
+    const c = this.coordinator
+    if (c !== undefined) {
+      c.stop()
+      await this.lock.run(async () => {
+        const owned = this.owned()
+        if (owned.length === 0) return
+        if (c.membership.hasGeneration) await this.rebalance.revoke(owned, c.membership.snapshot(), false, commit ? group.remaining() : undefined)
+        else await this.rebalance.lose(owned, c.membership.snapshot())
+      })
+      if (options.leaveGroup ?? !c.isStatic) await c.leave('the consumer is closing', true, Math.max(1, group.remaining()))
+    } else if (commit && this.options.autoCommit && this.committer !== undefined && this.assignment.size > 0) {
+      await this.commitProcessed(this.assignment.list(), group.remaining()).catch((err) => this.cluster.logger.warn({ err }, 'commit on close failed'))
     }
   }
 
   private ensureOpen(): void {
     if (this.closing !== undefined) throw new ClientClosedError('consumer')
+  }
+
+  /** Commits and offset reads also work in a revocation listener that close() runs, as in Java. */
+  private ensureConnected(): void {
+    if (this.disconnecting) throw new ClientClosedError('consumer')
   }
 }

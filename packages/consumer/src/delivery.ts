@@ -25,6 +25,12 @@ export class Delivery {
   waiting = false
   /** Bumped on every request for a message; the poll-interval check watches it move. */
   polls = 0
+  /**
+   * The iterator reading now. One at a time: a message counts as processed when its loop asks
+   * for the next one, and a second loop asking would mark the first loop's message processed
+   * while it is still being handled (and auto-commit it).
+   */
+  reader: object | undefined
   private current: Chunk | undefined
   private committedAhead: Chunk | undefined
   private outstanding: PartitionState | undefined
@@ -208,6 +214,20 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
 
   next(): Promise<IteratorResult<T>> {
     const d = this.d
+    if (d.closed) {
+      this.release()
+      return Promise.resolve({ value: undefined, done: true })
+    }
+    if (d.reader !== this) {
+      if (d.reader !== undefined) {
+        return Promise.reject(
+          new IllegalStateError(
+            'this consumer is already being iterated: one loop at a time (messages or batches), since a message counts as processed when its loop asks for the next one; leave the other loop first',
+          ),
+        )
+      }
+      d.reader = this
+    }
     if (this.inNext) return Promise.reject(new IllegalStateError('next() called while an earlier next() is still pending'))
     d.ack()
     d.polls++
@@ -217,6 +237,7 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
       try {
         r = this.take(d)
       } catch (err) {
+        this.release()
         return Promise.reject(err)
       }
       if (r !== undefined && !(r instanceof Promise)) return Promise.resolve({ value: r, done: false })
@@ -232,7 +253,10 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
     try {
       if (first !== undefined) await first
       for (;;) {
-        if (d.closed) return { value: undefined, done: true }
+        if (d.closed) {
+          this.release()
+          return { value: undefined, done: true }
+        }
         const err = d.errors.shift()
         if (err !== undefined) throw err
         const r = this.take(d)
@@ -243,6 +267,10 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
         if (r !== undefined) return { value: r, done: false }
         await d.wait()
       }
+    } catch (err) {
+      // for await does not call return() after next() rejects: the loop has ended all the same.
+      this.release()
+      throw err
     } finally {
       d.waiting = false
       this.inNext = false
@@ -251,8 +279,17 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
 
   /** Leaving the loop: what the application holds is not counted as processed. */
   return(): Promise<IteratorResult<T>> {
-    this.d.abandon()
+    // An iterator that was refused holds nothing: the reading loop's message stays in hand.
+    if (this.d.reader === this) {
+      this.d.abandon()
+      this.release()
+    }
     return Promise.resolve({ value: undefined, done: true })
+  }
+
+  /** This loop has ended (left, failed or done): another may read. */
+  private release(): void {
+    if (this.d.reader === this) this.d.reader = undefined
   }
 
   [Symbol.asyncIterator](): this {

@@ -12,8 +12,8 @@ export interface RebalanceDeps {
   listener(): RebalanceListener | undefined
   /** The generation the member is in now (-1 when none); a revocation for an older one is a loss. */
   currentGeneration(): number | undefined
-  /** Commits the processed offsets of the partitions (auto-commit), if that applies. */
-  commitProcessed(states: PartitionState[]): Promise<void>
+  /** Commits the processed offsets of the partitions (auto-commit), if that applies, within timeoutMs. */
+  commitProcessed(states: PartitionState[], timeoutMs: number): Promise<void>
   /** Looks up positions for partitions that have none. */
   resolvePositions(): void
   isClosing(): boolean
@@ -22,14 +22,21 @@ export interface RebalanceDeps {
 
 /**
  * What a change of assignment does to the consumer, in Java's order: revocation (stop
- * delivering, let the application finish the message it holds, run the listener, commit what
- * was processed, drop), loss (no waiting, no commit: the partitions may already be another
+ * delivering, let the application finish the message it holds, commit what was processed, run
+ * the listener, drop), loss (no waiting, no commit: the partitions may already be another
  * member's), assignment (add, run the listener, look positions up).
  */
 export class Rebalance {
   constructor(private readonly d: RebalanceDeps) {}
 
-  async revoke(partitions: TopicPartition[], generation: GroupGeneration, waitForAck: boolean, commit: boolean): Promise<void> {
+  /**
+   * Revokes partitions of `generation`. `commitTimeoutMs` (undefined: no commit) bounds the
+   * auto-commit of their processed offsets, which comes before onPartitionsRevoked as in Java's
+   * ConsumerCoordinator (onJoinPrepare commits, then invokes the listener; close() commits, then
+   * onLeavePrepare invokes it): the listener finds those offsets committed, and the partitions
+   * still assigned, so it can read positions or commit offsets of its own.
+   */
+  async revoke(partitions: TopicPartition[], generation: GroupGeneration, waitForAck: boolean, commitTimeoutMs: number | undefined): Promise<void> {
     const d = this.d
     const states = new Set<PartitionState>()
     for (const tp of partitions) {
@@ -41,19 +48,25 @@ export class Rebalance {
     if (states.size === 0) return
     d.fetcher.purge()
     if (waitForAck && !d.isClosing()) await d.delivery.waitForAck(states)
-    const now = d.currentGeneration()
-    if (now !== undefined && generation.generationId >= 0 && now !== generation.generationId) {
-      // The generation ended while the application finished its message (poll timeout, session
-      // expiry): the partitions are lost, not revoked, and nothing may be committed for them.
-      await this.lose(partitions, generation)
-      return
+    // The generation ended while the application finished its message (poll timeout, session
+    // expiry): the partitions are lost, not revoked, and nothing may be committed for them.
+    if (this.generationOver(generation)) return this.lose(partitions, generation)
+    if (commitTimeoutMs !== undefined) {
+      await d.commitProcessed([...states], commitTimeoutMs).catch((err) => d.logger.warn({ err }, 'committing revoked partitions failed'))
+      // A commit answered ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID ended the generation: Java then
+      // invokes onPartitionsLost rather than onPartitionsRevoked.
+      if (this.generationOver(generation)) return this.lose(partitions, generation)
     }
     const list = sortPartitions([...states].map((s) => s.toJSON()))
     await this.callListener('onPartitionsRevoked', list, generation)
-    if (commit) await d.commitProcessed([...states]).catch((err) => d.logger.warn({ err }, 'committing revoked partitions failed'))
     d.assignment.remove(list)
     d.fetcher.purge()
     d.emit('partitions.revoked', { partitions: list, generation })
+  }
+
+  private generationOver(generation: GroupGeneration): boolean {
+    const now = this.d.currentGeneration()
+    return now !== undefined && generation.generationId >= 0 && now !== generation.generationId
   }
 
   async lose(partitions: TopicPartition[], generation: GroupGeneration): Promise<void> {

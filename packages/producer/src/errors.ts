@@ -56,8 +56,28 @@ export class DeliveryTimeoutError extends TidelogError {
   }
 }
 
-/** A key, value, header or timestamp of a type the producer cannot write (Java's SerializationException). */
-export class SerializationError extends TidelogError {}
+/**
+ * An argument to send() that is not a producer record: not an object, no topic, no value, a
+ * field that records do not have (such as kafkajs's `messages`), or a field of the wrong type.
+ * A TypeError, like every other bad argument in tidelog; `field` names the culprit. Nothing of
+ * the record is written. Not retriable: the same record fails again.
+ */
+export class InvalidRecordError extends TypeError {
+  /** The record field at fault (`topic`, `value`, `messages`, ...), or undefined for the record itself. */
+  readonly field: string | undefined
+  readonly retriable = false
+  constructor(message: string, field?: string) {
+    super(message)
+    this.name = new.target.name
+    this.field = field
+  }
+}
+
+/**
+ * A key, value, header or timestamp of a type the producer cannot write (Java's
+ * SerializationException); an InvalidRecordError, so a TypeError too.
+ */
+export class SerializationError extends InvalidRecordError {}
 
 /** A partition that the topic does not have, given on the record or returned by a partitioner. */
 export class InvalidPartitionError extends TidelogError {

@@ -7,6 +7,7 @@ export {
   BufferExhaustedError,
   DeliveryTimeoutError,
   InvalidPartitionError,
+  InvalidRecordError,
   RecordTooLargeError,
   SendError,
   SerializationError,

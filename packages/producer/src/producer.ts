@@ -15,11 +15,11 @@ import {
 import { Accumulator, type TopicQueues } from './accumulator.js'
 import type { FlushWaiter } from './batch-builder.js'
 import { Delivery } from './delivery.js'
-import { BufferExhaustedError, InvalidPartitionError, RecordTooLargeError, SerializationError } from './errors.js'
+import { BufferExhaustedError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
 import { Idempotence } from './idempotence.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
-import { explicitTimestamp, recordSize, type ProducerRecord, type RecordMetadata } from './record.js'
+import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
 import { Sender } from './sender.js'
 
 // Why appending a send()'s records stopped before the last one.
@@ -113,7 +113,7 @@ export class Producer {
     const fatal = this.idem.fatalError
     if (fatal !== undefined) return Promise.reject(fatal)
     const single = !Array.isArray(input)
-    if (single && (input === null || typeof input !== 'object')) return Promise.reject(new SerializationError(`send() takes a record or an array of records, got ${input === null ? 'null' : typeof input}`))
+    if (single && (input === null || typeof input !== 'object')) return Promise.reject(new InvalidRecordError(`send() takes a record or an array of records, got ${describe(input)}`))
     const records = single ? [input as ProducerRecord] : (input as readonly ProducerRecord[])
     if (records.length === 0) return Promise.resolve([])
     const d = new Delivery(records, single)
@@ -206,15 +206,14 @@ export class Producer {
     let count = 0
     for (let i = d.next; i < n; i++) {
       const r = records[i]!
-      if (r === null || typeof r !== 'object') {
-        d.fail(i, new SerializationError(`record ${i} is not an object`))
+      // Before anything else: a malformed record (kafkajs's { topic, messages }, no value) must
+      // fail alone, never be written as a null-valued record.
+      const bad = shapeError(r, d.single ? 'the record' : `record ${i}`)
+      if (bad !== undefined) {
+        d.fail(i, bad)
         continue
       }
       if (r.topic !== topic || t === undefined) {
-        if (typeof r.topic !== 'string' || r.topic === '') {
-          d.fail(i, new SerializationError(`record ${i} has no topic`))
-          continue
-        }
         const failed = d.topicErrors?.get(r.topic)
         if (failed !== undefined) {
           d.fail(i, failed)

@@ -1,5 +1,5 @@
 import type { HeaderInput } from '@tidelog/protocol'
-import { SerializationError } from './errors.js'
+import { InvalidRecordError, SerializationError } from './errors.js'
 
 /** Keys, values and header values: strings are written as UTF-8. */
 export type Bytes = string | Uint8Array
@@ -43,7 +43,7 @@ function varintSize(n: number): number {
   return z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5
 }
 
-function bytesSize(v: unknown, what: string): number {
+function bytesSize(v: unknown, what: string, field: string): number {
   if (typeof v === 'string') {
     // ASCII strings (the common case) are their length; Buffer.byteLength only when needed.
     const n = v.length < 64 ? utf8Length(v) : Buffer.byteLength(v, 'utf8')
@@ -51,7 +51,7 @@ function bytesSize(v: unknown, what: string): number {
   }
   if (v instanceof Uint8Array) return varintSize(v.length) + v.length
   if (v === null || v === undefined) return 1
-  throw new SerializationError(`${what} must be a string, Uint8Array or null, got ${typeof v}`)
+  throw new SerializationError(`${what} must be a string, Uint8Array or null, got ${describe(v)}`, field)
 }
 
 function utf8Length(s: string): number {
@@ -61,19 +61,19 @@ function utf8Length(s: string): number {
 }
 
 function headerValueSize(v: unknown, key: string): number {
-  return bytesSize(v, `header ${JSON.stringify(key)}`)
+  return bytesSize(v, `header ${JSON.stringify(key)}`, 'headers')
 }
 
 function headersSize(h: unknown): number {
   if (h === undefined || h === null) return 1
-  if (typeof h !== 'object') throw new SerializationError(`headers must be an object or an array, got ${typeof h}`)
+  if (typeof h !== 'object') throw new SerializationError(`headers must be an object or an array, got ${describe(h)}`, 'headers')
   let count = 0
   let size = 0
   if (Array.isArray(h)) {
     for (const e of h as unknown[]) {
       const key = (e as { key?: unknown } | null)?.key
-      if (typeof key !== 'string') throw new SerializationError('header keys must be strings')
-      size += bytesSize(key, 'header key') + headerValueSize((e as { value?: unknown }).value ?? null, key)
+      if (typeof key !== 'string') throw new SerializationError(`header keys must be strings, got ${describe(key)}`, 'headers')
+      size += bytesSize(key, 'header key', 'headers') + headerValueSize((e as { value?: unknown }).value ?? null, key)
       count++
     }
   } else {
@@ -81,7 +81,7 @@ function headersSize(h: unknown): number {
       if (!Object.prototype.hasOwnProperty.call(h, key)) continue
       const v = (h as Record<string, unknown>)[key]
       if (v === undefined) continue
-      const ks = bytesSize(key, 'header key')
+      const ks = bytesSize(key, 'header key', 'headers')
       if (Array.isArray(v)) {
         for (const x of v) {
           size += ks + headerValueSize(x, key)
@@ -102,7 +102,7 @@ function headersSize(h: unknown): number {
  * take its batch down when the batch is encoded.
  */
 export function recordSize(r: ProducerRecord): number {
-  return RECORD_FRAMING + bytesSize(r.key, 'key') + bytesSize(r.value, 'value') + headersSize(r.headers)
+  return RECORD_FRAMING + bytesSize(r.key, 'key', 'key') + bytesSize(r.value, 'value', 'value') + headersSize(r.headers)
 }
 
 /** The record's explicit timestamp in ms, or -1 when it has none; throws on a bad one. */
@@ -112,7 +112,64 @@ export function explicitTimestamp(t: ProducerRecord['timestamp']): number {
   if (typeof t === 'number') ms = t
   else if (typeof t === 'bigint') ms = Number(t)
   else if (t instanceof Date) ms = t.getTime()
-  else throw new SerializationError(`timestamp must be a number, bigint or Date, got ${typeof t}`)
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new SerializationError(`timestamp ${String(t)} is not a non-negative integer of milliseconds`)
+  else throw new SerializationError(`timestamp must be a number, bigint or Date, got ${describe(t)}`, 'timestamp')
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new SerializationError(`timestamp ${String(t)} is not a non-negative integer of milliseconds`, 'timestamp')
   return ms
+}
+
+/** What a wrong argument is, for error messages: `array`, `null` and class names say more than typeof. */
+export function describe(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'object') {
+    const name = (v as object).constructor?.name
+    return name !== undefined && name !== 'Object' ? `a ${name}` : 'an object'
+  }
+  return typeof v === 'string' ? 'a string' : typeof v
+}
+
+// Options of other producers' send() calls that people pass to ours by habit: none of them is
+// a record field, and ignoring them would write a record the caller did not mean.
+const OTHER_APIS: Readonly<Record<string, string>> = {
+  messages: "send() takes records, not kafkajs's { topic, messages }: pass messages.map((m) => ({ topic, ...m }))",
+  topicMessages: "send() takes records, not kafkajs's sendBatch({ topicMessages }): pass an array of records",
+  acks: "acks is a producer option (new Producer({ acks })), not a record field",
+  timeout: 'timeout is not a record field: the producer has deliveryTimeoutMs and requestTimeoutMs options',
+  compression: "compression is a producer option (new Producer({ compression })), not a record field",
+}
+
+/**
+ * Why `r` is not a producer record, or undefined when its shape is one: an object with a topic,
+ * a value (null for a tombstone, never absent: a missing value must not become one) and no
+ * field records do not have. Types of key, value, headers and timestamp are checked by
+ * recordSize() and explicitTimestamp(), which read them anyway.
+ */
+export function shapeError(r: unknown, where: string): InvalidRecordError | undefined {
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) {
+    return new InvalidRecordError(`${where} must be an object { topic, value, key?, headers?, partition?, timestamp? }, got ${describe(r)}`)
+  }
+  const o = r as Record<string, unknown>
+  for (const k in o) {
+    switch (k) {
+      case 'topic':
+      case 'value':
+      case 'key':
+      case 'headers':
+      case 'partition':
+      case 'timestamp':
+        continue
+    }
+    // An unknown field left undefined (a spread of optional values) carries nothing.
+    if (o[k] === undefined) continue
+    const hint = OTHER_APIS[k]
+    return new InvalidRecordError(
+      hint !== undefined ? `${where}: ${hint}` : `${where} has a field records do not have: ${JSON.stringify(k)} (record fields: topic, value, key, headers, partition, timestamp)`,
+      k,
+    )
+  }
+  if (typeof o.topic !== 'string' || o.topic === '') return new InvalidRecordError(`${where}: topic must be a non-empty string, got ${o.topic === '' ? 'an empty string' : describe(o.topic)}`, 'topic')
+  if (o.value === undefined) return new InvalidRecordError(`${where} has no value: set value (null writes a tombstone)`, 'value')
+  const p = o.partition
+  if (p !== undefined && p !== null && typeof p !== 'number') return new InvalidRecordError(`${where}: partition must be a number, got ${describe(p)}`, 'partition')
+  return undefined
 }

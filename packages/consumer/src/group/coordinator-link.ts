@@ -48,7 +48,8 @@ export class CoordinatorLink {
    * before rethrowing, so the caller's retry finds the new one.
    */
   async request<Req, Res>(api: ApiDefinition<Req, Res>, body: Req | ((version: number) => Req), options?: RequestOptions & { lane?: string }): Promise<Res> {
-    const broker = await this.find()
+    // Looking the coordinator up counts against the request's own timeout (close() bounds it).
+    const broker = await this.find(options?.timeoutMs !== undefined ? Math.min(options.timeoutMs, this.cluster.requestTimeoutMs) : undefined)
     try {
       const conn = await this.cluster.connectionToBroker(broker, options?.lane ?? 'group')
       return await conn.request(api, body, options)

@@ -452,7 +452,7 @@ export class ConsumerCoordinator {
       if (m.generationId !== generationId) return
       this.handleHeartbeat(res.errorCode)
     } catch (err) {
-      this.cluster.logger.debug({ err, groupId: this.groupId }, 'heartbeat failed')
+      this.cluster.logger.warn({ err, groupId: this.groupId }, 'heartbeat failed')
       if (!isRetriable(err)) this.fail(err as Error)
     } finally {
       this.heartbeatInFlight = false
@@ -492,28 +492,32 @@ export class ConsumerCoordinator {
 
   /**
    * Sends LeaveGroup (dynamic members only, as Java: a static member's id outlives the process,
-   * KIP-345) and forgets the generation. Errors are logged: the session timeout removes the
-   * member anyway.
+   * KIP-345) and forgets the generation. Errors are logged (warn): the session timeout removes
+   * the member anyway, later.
    */
-  async leave(reason: string, force = false): Promise<void> {
+  async leave(reason: string, force = false, timeoutMs = this.options.requestTimeoutMs): Promise<void> {
     const m = this.membership
     this.round++
+    if (m.isTerminal) return
     const send = (!this.isStatic || force) && m.memberId !== '' && (m.state === 'syncing' || m.state === 'stable' || m.state === 'joining')
     if (send) {
       const memberId = m.memberId
       try {
         m.transition('leaving')
         // A JoinGroup parked at the coordinator would hold back anything behind it on its connection.
-        await this.link.request(
+        const res = await this.link.request(
           LeaveGroup,
           (v) =>
             v >= 3
               ? { groupId: this.groupId, members: [{ memberId, groupInstanceId: this.options.groupInstanceId, reason: v >= 5 ? reason : undefined }] }
               : { groupId: this.groupId, memberId },
-          { lane: this.joinInFlight ? 'group-leave' : 'group', timeoutMs: this.options.requestTimeoutMs },
+          { lane: this.joinInFlight ? 'group-leave' : 'group', timeoutMs },
         )
+        // v3+ answers per member; the top-level code covers the request (and is all v0-v2 have).
+        const code = res.errorCode !== ErrorCodes.NONE ? res.errorCode : (res.members?.find((x) => x.errorCode !== ErrorCodes.NONE)?.errorCode ?? ErrorCodes.NONE)
+        if (code !== ErrorCodes.NONE) throw new ProtocolError(code, { api: 'LeaveGroup', apiKey: LeaveGroup.apiKey, groupId: this.groupId })
       } catch (err) {
-        this.cluster.logger.debug({ err, groupId: this.groupId }, 'LeaveGroup failed')
+        this.cluster.logger.warn({ err, groupId: this.groupId, memberId }, 'LeaveGroup failed: the group rebalances once the session times out')
       }
     }
     m.resetGeneration(false)
