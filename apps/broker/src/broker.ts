@@ -7,7 +7,7 @@ import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.
 import { OffsetsStore } from './groups/offsets-store.js'
 import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
-import { LogManager } from './log/index.js'
+import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
@@ -22,6 +22,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   checkpointIntervalMs?: number
   /** Group coordinator timings (Kafka's group.* settings); tests shorten them. */
   groups?: CoordinatorOptions
+  /** The log's file calls (default node:fs); tests pass one that fails or stalls to exercise storage faults. */
+  fs?: LogFileSystem
 }
 
 export interface Broker {
@@ -86,7 +88,7 @@ function isWildcard(host: string): boolean {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, ...rest } = options
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
@@ -105,6 +107,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     onAppend: (log) => appends.notify(log),
     ...(retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs } : {}),
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
+    ...(fs !== undefined ? { fs } : {}),
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined

@@ -11,7 +11,7 @@ import {
   type ProduceResponse,
   type ProduceResponsePartitionProduceResponse,
 } from '@tidelog/protocol'
-import { type PartitionLog, ProducerStateError } from '../log/index.js'
+import { KafkaStorageError, type PartitionLog, ProducerStateError } from '../log/index.js'
 import type { Topic } from '../topics.js'
 import { defineHandler } from './types.js'
 
@@ -120,7 +120,7 @@ export const produceHandler = defineHandler({
           try {
             r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
           } catch (err) {
-            if (!(err instanceof ProducerStateError)) throw err
+            if (!(err instanceof ProducerStateError || err instanceof KafkaStorageError)) throw err
             failed ??= err.message
             return partitionResult(pd.index, err.code, err.message)
           }

@@ -1,16 +1,12 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Logger } from '../logger.js'
 import { silentLogger } from '../logger.js'
-import {
-  type Checkpoint,
-  formatCheckpoint,
-  fsyncDirSync,
-  readCheckpoint,
-  writeFileAtomic,
-  writeFileAtomicSync,
-} from './checkpoint.js'
+import { type Checkpoint, formatCheckpoint, fsyncDirSync, readCheckpoint, writeFileAtomicSync } from './checkpoint.js'
+import { LogDirState } from './dir-failure.js'
 import { LogClosedError } from './errors.js'
+import { type LogFileSystem, defaultFileSystem, fsyncDirAsync, rmAsync, writeFileAtomicWith } from './file-system.js'
 import { partitionDirName, parsePartitionDirName } from './format.js'
 import { type DataDirLock, lockDataDir } from './lock.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-log.js'
@@ -18,7 +14,8 @@ import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-lo
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint'
 export const CLEAN_SHUTDOWN_MARKER = '.clean-shutdown'
-const DELETE_SUFFIX = '-delete'
+/** Kafka's suffix for a partition directory renamed aside for deletion: `<topic>-<partition>.<uniqueId>-delete`. */
+export const DELETE_DIR_SUFFIX = '-delete'
 
 export interface LogManagerOptions {
   dataDir: string
@@ -31,6 +28,8 @@ export interface LogManagerOptions {
   checkpointIntervalMs?: number
   /** Set as every log's onAppend (wakes long-polling fetches). */
   onAppend?: (log: PartitionLog) => void
+  /** The file calls of the write side; tests inject failing or slow ones. */
+  fs?: LogFileSystem
 }
 
 /**
@@ -50,6 +49,11 @@ export class LogManager {
   private readonly timers: NodeJS.Timeout[] = []
   private checkpointing: Promise<void> = Promise.resolve()
   private closed = false
+  readonly fs: LogFileSystem
+  /** Offline after the first storage failure (see LogDirState). */
+  readonly dirState: LogDirState
+  /** Directories renamed aside for deletion and still being removed. */
+  private readonly removals = new Set<Promise<void>>()
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -58,6 +62,13 @@ export class LogManager {
     this.onAppend = opts.onAppend
     this.lock = lock
     this.cleanStart = clean
+    this.fs = opts.fs ?? defaultFileSystem
+    this.dirState = new LogDirState(this.dataDir, this.logger)
+  }
+
+  /** The data directory was taken offline by a failed write or fsync. */
+  get offline(): boolean {
+    return this.dirState.offline
   }
 
   /**
@@ -88,10 +99,12 @@ export class LogManager {
       const logStarts = read(LOG_START_OFFSET_CHECKPOINT)
       const started = Date.now()
       let recovered = 0
+      const leftovers: string[] = []
       for (const name of readdirSync(dataDir)) {
         const path = join(dataDir, name)
-        if (name.endsWith(DELETE_SUFFIX)) {
-          rmSync(path, { recursive: true, force: true })
+        if (name.endsWith(DELETE_DIR_SUFFIX)) {
+          // A deletion the previous run had committed but not finished.
+          leftovers.push(path)
           continue
         }
         const tp = parsePartitionDirName(name)
@@ -105,6 +118,8 @@ export class LogManager {
           recoveryPoint: recoveryPoints.get(name)?.offset ?? 0,
           logStartOffset: logStarts.get(name)?.offset ?? 0,
           logger,
+          fs: mgr.fs,
+          dirState: mgr.dirState,
         })
         recovered += log.recovery.recoveredSegments
         log.onAppend = mgr.onAppend
@@ -118,6 +133,7 @@ export class LogManager {
       }
       // Recovery may have moved recovery points; record them before taking writes.
       mgr.writeCheckpointsSync()
+      for (const path of leftovers) mgr.removeInBackground(path)
       mgr.startTimers(opts)
       return mgr
     } catch (err) {
@@ -137,14 +153,21 @@ export class LogManager {
     const name = partitionDirName(topic, partition)
     let log = this.logs.get(name)
     if (log === undefined) {
-      log = PartitionLog.open({
-        dir: join(this.dataDir, name),
-        topic,
-        partition,
-        config: { ...this.defaults, ...config },
-        clean: true,
-        logger: this.logger,
-      })
+      this.dirState.check()
+      try {
+        log = PartitionLog.open({
+          dir: join(this.dataDir, name),
+          topic,
+          partition,
+          config: { ...this.defaults, ...config },
+          clean: true,
+          logger: this.logger,
+          fs: this.fs,
+          dirState: this.dirState,
+        })
+      } catch (err) {
+        throw this.dirState.fail(err, `creating ${name}`)
+      }
       log.onAppend = this.onAppend
       this.logs.set(name, log)
     } else if (config !== undefined) {
@@ -158,9 +181,11 @@ export class LogManager {
   }
 
   /**
-   * Deletes a partition's log and directory. Its segments are unlinked at once
-   * (readers holding them finish first); the directory is renamed aside so a
-   * crash midway never brings back half a partition.
+   * Deletes a partition's log, as Kafka does: the directory is renamed to
+   * `<topic>-<partition>.<uniqueId>-delete` at once (one atomic rename, so a
+   * crash never leaves half a partition under its real name, and the next start
+   * removes what is left), then removed on the libuv pool. Readers holding a
+   * segment finish first.
    */
   deletePartition(topic: string, partition: number): boolean {
     const name = partitionDirName(topic, partition)
@@ -168,10 +193,29 @@ export class LogManager {
     if (log === undefined) return false
     this.logs.delete(name)
     log.deleteAll()
-    const aside = join(this.dataDir, `${name}.${Date.now()}${DELETE_SUFFIX}`)
-    renameSync(log.dir, aside)
-    rmSync(aside, { recursive: true, force: true })
+    const aside = join(this.dataDir, `${name}.${randomUUID().replaceAll('-', '')}${DELETE_DIR_SUFFIX}`)
+    try {
+      this.fs.renameSync(log.dir, aside)
+    } catch (err) {
+      throw this.dirState.fail(err, `renaming ${name} for deletion`)
+    }
+    this.removeInBackground(aside)
     return true
+  }
+
+  /** Resolves once every directory renamed aside so far is gone. */
+  async removalsDone(): Promise<void> {
+    while (this.removals.size > 0) await Promise.all([...this.removals])
+  }
+
+  private removeInBackground(path: string): void {
+    const run = (async () => {
+      // The rename is durable first, so a crash cannot bring the old name back.
+      await fsyncDirAsync(this.fs, this.dataDir)
+      await rmAsync(this.fs, path)
+    })().catch((err: unknown) => this.logger.warn(`could not remove ${path} (removed on the next start): ${String(err)}`))
+    this.removals.add(run)
+    void run.finally(() => this.removals.delete(run))
   }
 
   /** Applies retention to every partition now. Returns the segments deleted. */
@@ -194,10 +238,14 @@ export class LogManager {
    */
   checkpoint(): Promise<void> {
     const run = this.checkpointing.then(async () => {
-      if (this.closed) return
+      if (this.closed || this.dirState.offline) return
       const { recovery, starts } = this.checkpointContents()
-      await writeFileAtomic(join(this.dataDir, RECOVERY_POINT_CHECKPOINT), recovery)
-      await writeFileAtomic(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT), starts)
+      try {
+        await writeFileAtomicWith(this.fs, join(this.dataDir, RECOVERY_POINT_CHECKPOINT), recovery)
+        await writeFileAtomicWith(this.fs, join(this.dataDir, LOG_START_OFFSET_CHECKPOINT), starts)
+      } catch (err) {
+        throw this.dirState.fail(err, 'writing the checkpoints')
+      }
     })
     this.checkpointing = run.catch((err: unknown) => this.logger.error(`checkpoint failed: ${String(err)}`))
     return run
@@ -215,13 +263,18 @@ export class LogManager {
     await Promise.all(
       [...this.logs.values()].map((log) =>
         log.close().catch((err: unknown) => {
+          // An offline directory's logs all refuse alike; the failure was logged when it happened.
+          if (this.dirState.offline) return
           errors.push(err)
           this.logger.error(`${log.topic}-${log.partition}: close failed: ${String(err)}`)
         }),
       ),
     )
     this.closed = true
+    await this.removalsDone()
     try {
+      // A failed directory gets nothing more written; the next start recovers it as unclean.
+      if (this.dirState.offline) return
       this.writeCheckpointsSync()
       // Only a shutdown that flushed everything may claim to be clean.
       if (errors.length === 0) writeFileAtomicSync(join(this.dataDir, CLEAN_SHUTDOWN_MARKER), '')
