@@ -11,7 +11,7 @@ import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
-import { TopicRegistry } from './topics.js'
+import { TopicRegistry, readTopicsFile } from './topics.js'
 
 export interface BrokerOptions extends Partial<BrokerConfig> {
   /** Defaults to silence in-process; the CLI logs to stderr. */
@@ -93,6 +93,9 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
   const appends = new AppendNotifier()
+  // Read before the logs open: a deletion that never committed is undone by what it still lists.
+  const storedTopics = readTopicsFile(dataDir, logger)
+  const listed = new Map((storedTopics ?? []).map((t) => [t.name, t.partitions]))
   const logs = LogManager.open({
     dataDir,
     config: {
@@ -108,13 +111,14 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     ...(retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs } : {}),
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
     ...(fs !== undefined ? { fs } : {}),
+    isLive: (topic, partition) => partition < (listed.get(topic) ?? 0),
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined
   try {
     const clusterId = loadMeta(dataDir, config.nodeId)
     const topics = new TopicRegistry(dataDir, logs, config, logger)
-    topics.load()
+    topics.load(storedTopics ?? [])
     offsets = OffsetsStore.open(dataDir, logger, { flushMessages: config.flushMessages, flushMs: config.flushMs })
     const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }

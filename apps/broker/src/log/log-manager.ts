@@ -30,6 +30,13 @@ export interface LogManagerOptions {
   onAppend?: (log: PartitionLog) => void
   /** The file calls of the write side; tests inject failing or slow ones. */
   fs?: LogFileSystem
+  /**
+   * Whether the topic metadata still lists this partition. A directory renamed
+   * aside for deletion whose partition is still listed belongs to a deletion
+   * that never committed (a crash came first): it is renamed back. Without
+   * this, every leftover is removed.
+   */
+  isLive?: (topic: string, partition: number) => boolean
 }
 
 /**
@@ -52,8 +59,8 @@ export class LogManager {
   readonly fs: LogFileSystem
   /** Offline after the first storage failure (see LogDirState). */
   readonly dirState: LogDirState
-  /** Directories renamed aside for deletion and still being removed. */
-  private readonly removals = new Set<Promise<void>>()
+  /** Background file work (removals of deleted partitions, metadata writes) that close() waits for. */
+  private readonly background = new Set<Promise<unknown>>()
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -99,14 +106,10 @@ export class LogManager {
       const logStarts = read(LOG_START_OFFSET_CHECKPOINT)
       const started = Date.now()
       let recovered = 0
-      const leftovers: string[] = []
+      const leftovers = mgr.settleDeletions(readdirSync(dataDir), opts.isLive)
       for (const name of readdirSync(dataDir)) {
         const path = join(dataDir, name)
-        if (name.endsWith(DELETE_DIR_SUFFIX)) {
-          // A deletion the previous run had committed but not finished.
-          leftovers.push(path)
-          continue
-        }
+        if (name.endsWith(DELETE_DIR_SUFFIX)) continue
         const tp = parsePartitionDirName(name)
         if (tp === undefined || !statSync(path).isDirectory()) continue
         const log = PartitionLog.open({
@@ -114,7 +117,8 @@ export class LogManager {
           topic: tp.topic,
           partition: tp.partition,
           config: mgr.defaults,
-          clean,
+          // A directory renamed back from an uncommitted deletion was open when the process died.
+          clean: clean && !leftovers.restored.has(name),
           recoveryPoint: recoveryPoints.get(name)?.offset ?? 0,
           logStartOffset: logStarts.get(name)?.offset ?? 0,
           logger,
@@ -133,7 +137,7 @@ export class LogManager {
       }
       // Recovery may have moved recovery points; record them before taking writes.
       mgr.writeCheckpointsSync()
-      for (const path of leftovers) mgr.removeInBackground(path)
+      for (const path of leftovers.remove) mgr.removeInBackground(path)
       mgr.startTimers(opts)
       return mgr
     } catch (err) {
@@ -182,40 +186,86 @@ export class LogManager {
 
   /**
    * Deletes a partition's log, as Kafka does: the directory is renamed to
-   * `<topic>-<partition>.<uniqueId>-delete` at once (one atomic rename, so a
-   * crash never leaves half a partition under its real name, and the next start
-   * removes what is left), then removed on the libuv pool. Readers holding a
-   * segment finish first.
+   * `<topic>-<partition>.<uniqueId>-delete` at once, whole (one atomic rename,
+   * so a crash never leaves part of a partition under its real name), and
+   * removed on the libuv pool once `committed` resolves (the topic metadata
+   * that no longer lists it is durable). Until then the rename is undone by a
+   * restart that finds the partition still listed. Readers holding a segment
+   * finish first.
    */
-  deletePartition(topic: string, partition: number): boolean {
+  deletePartition(topic: string, partition: number, committed: Promise<void> = Promise.resolve()): boolean {
     const name = partitionDirName(topic, partition)
     const log = this.logs.get(name)
     if (log === undefined) return false
     this.logs.delete(name)
-    log.deleteAll()
+    log.discard()
     const aside = join(this.dataDir, `${name}.${randomUUID().replaceAll('-', '')}${DELETE_DIR_SUFFIX}`)
     try {
       this.fs.renameSync(log.dir, aside)
     } catch (err) {
       throw this.dirState.fail(err, `renaming ${name} for deletion`)
     }
-    this.removeInBackground(aside)
+    this.removeInBackground(aside, committed)
     return true
   }
 
-  /** Resolves once every directory renamed aside so far is gone. */
-  async removalsDone(): Promise<void> {
-    while (this.removals.size > 0) await Promise.all([...this.removals])
+  /**
+   * Sorts the directories renamed aside by earlier deletions: those whose
+   * partition is still live are renamed back (the newest, if a partition was
+   * deleted more than once), the others are to be removed.
+   */
+  private settleDeletions(names: string[], isLive?: (topic: string, partition: number) => boolean): { remove: string[]; restored: Set<string> } {
+    const remove: string[] = []
+    const restored = new Set<string>()
+    const candidates = new Map<string, { path: string; changed: number }[]>()
+    const present = new Set(names)
+    for (const name of names) {
+      if (!name.endsWith(DELETE_DIR_SUFFIX)) continue
+      const path = join(this.dataDir, name)
+      const dot = name.lastIndexOf('.')
+      const tp = dot > 0 ? parsePartitionDirName(name.slice(0, dot)) : undefined
+      if (tp === undefined || isLive === undefined || !isLive(tp.topic, tp.partition) || present.has(name.slice(0, dot))) {
+        remove.push(path)
+        continue
+      }
+      const list = candidates.get(name.slice(0, dot)) ?? []
+      list.push({ path, changed: statSync(path).ctimeMs })
+      candidates.set(name.slice(0, dot), list)
+    }
+    for (const [name, list] of candidates) {
+      list.sort((a, b) => b.changed - a.changed)
+      this.logger.warn(`${name}: its deletion never committed (the topic is still listed); restoring it`)
+      this.fs.renameSync(list[0]!.path, join(this.dataDir, name))
+      restored.add(name)
+      for (const other of list.slice(1)) remove.push(other.path)
+    }
+    if (restored.size > 0) fsyncDirSync(this.dataDir)
+    return { remove, restored }
   }
 
-  private removeInBackground(path: string): void {
+  /** Resolves once the background work started so far (removing deleted partitions' directories, ...) is done. */
+  async backgroundDone(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background])
+  }
+
+  /** Has close() wait for `work` before releasing the data directory. */
+  track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => {},
+      () => {},
+    )
+    this.background.add(settled)
+    void settled.finally(() => this.background.delete(settled))
+  }
+
+  private removeInBackground(path: string, committed: Promise<void> = Promise.resolve()): void {
     const run = (async () => {
+      await committed
       // The rename is durable first, so a crash cannot bring the old name back.
       await fsyncDirAsync(this.fs, this.dataDir)
       await rmAsync(this.fs, path)
-    })().catch((err: unknown) => this.logger.warn(`could not remove ${path} (removed on the next start): ${String(err)}`))
-    this.removals.add(run)
-    void run.finally(() => this.removals.delete(run))
+    })().catch((err: unknown) => this.logger.warn(`did not remove ${path} (the next start settles it): ${String(err)}`))
+    this.track(run)
   }
 
   /** Applies retention to every partition now. Returns the segments deleted. */
@@ -271,7 +321,7 @@ export class LogManager {
       ),
     )
     this.closed = true
-    await this.removalsDone()
+    await this.backgroundDone()
     try {
       // A failed directory gets nothing more written; the next start recovers it as unclean.
       if (this.dirState.offline) return

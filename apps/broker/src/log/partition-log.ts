@@ -612,10 +612,13 @@ export class PartitionLog {
     for (const s of this.segments) s.close()
   }
 
-  /** Deletes every segment (topic deletion); readers holding one finish first. */
-  deleteAll(): void {
+  /**
+   * Stops the log for a topic deletion, leaving its files for the caller to
+   * rename aside and remove; readers holding a segment finish first.
+   */
+  discard(): void {
     this.closed = true
-    for (const s of this.segments.splice(0)) s.delete()
+    for (const s of this.segments.splice(0)) s.discard()
   }
 
   private maybeRoll(incoming: number, now: number, lastOffset: number): LogSegment {

@@ -2,8 +2,15 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ErrorCodes, TidelogError } from '@tidelog/protocol'
 import { writeFileAtomicSync } from './checkpoint.js'
+import { UnsupportedFormatError } from './errors.js'
 
 export const PRODUCER_SNAPSHOT = 'producer-state.snapshot'
+/**
+ * The snapshot layout this release writes. One without a version is read as
+ * version 1; a newer one stops startup (UnsupportedFormatError) instead of
+ * being dropped as damage, so a later release can change the layout.
+ */
+export const PRODUCER_SNAPSHOT_VERSION = 1
 
 /** Kafka keeps the metadata of this many recent batches per producer for duplicate detection. */
 export const MAX_BATCHES_PER_PRODUCER = 5
@@ -107,17 +114,28 @@ export class ProducerStateManager {
   /** Writes the state as of `offset` (the log end it reflects), atomically. */
   writeSnapshot(dir: string, offset: number, durable: boolean): void {
     const producers = [...this.producers].map(([pid, e]) => [pid, e.epoch, e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset])])
-    writeFileAtomicSync(join(dir, PRODUCER_SNAPSHOT), JSON.stringify({ version: 1, offset, producers }), durable)
+    writeFileAtomicSync(join(dir, PRODUCER_SNAPSHOT), JSON.stringify({ version: PRODUCER_SNAPSHOT_VERSION, offset, producers }), durable)
   }
 
-  /** Loads a snapshot; returns the offset it reflects, or -1 when there is none (or it is unreadable). */
+  /**
+   * Loads a snapshot; returns the offset it reflects, or -1 when there is none
+   * (or it is unreadable: the log is replayed instead). Throws
+   * UnsupportedFormatError for a snapshot written by a newer release.
+   */
   loadSnapshot(dir: string): number {
-    let parsed: { offset?: unknown; producers?: unknown }
+    const path = join(dir, PRODUCER_SNAPSHOT)
+    let parsed: { version?: unknown; offset?: unknown; producers?: unknown }
     try {
-      parsed = JSON.parse(readFileSync(join(dir, PRODUCER_SNAPSHOT), 'utf8')) as typeof parsed
+      parsed = JSON.parse(readFileSync(path, 'utf8')) as typeof parsed
     } catch {
       return -1
     }
+    if (parsed === null || typeof parsed !== 'object') return -1
+    const version = parsed.version ?? 1
+    if (typeof version === 'number' && Number.isInteger(version) && version > PRODUCER_SNAPSHOT_VERSION) {
+      throw new UnsupportedFormatError(path, version, PRODUCER_SNAPSHOT_VERSION)
+    }
+    if (version !== PRODUCER_SNAPSHOT_VERSION) return -1
     if (typeof parsed.offset !== 'number' || !Array.isArray(parsed.producers)) return -1
     this.producers.clear()
     for (const p of parsed.producers as [number, number, [number, number, number, number][]][]) {

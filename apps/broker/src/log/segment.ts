@@ -439,6 +439,17 @@ export class LogSegment {
   }
 
   /**
+   * Stops using the segment without touching its files (its directory is being
+   * renamed aside for deletion, which must stay undoable until committed):
+   * nothing more is written, and readers holding it finish on the descriptor.
+   */
+  discard(): void {
+    if (this.state === 'deleted') return
+    this.state = 'deleted'
+    if (this.refs === 0) this.closeFd()
+  }
+
+  /**
    * Removes the files now; the descriptor stays valid for readers that hold the
    * segment and is closed after the last one releases it.
    */

@@ -11,6 +11,8 @@ export interface FaultPlan {
   fsyncDelayMs?: number
   /** Called before each rename; may throw or end the process to simulate a crash there. */
   beforeRename?: (from: string, to: string) => void
+  /** Called before a recursive removal starts. */
+  beforeRm?: (path: string) => void
 }
 
 export interface FaultyFs extends LogFileSystem {
@@ -113,7 +115,10 @@ export function faultyFs(plan: FaultPlan = {}): FaultyFs {
       }
       fs.rename(from, to, cb)
     },
-    rm: (path, options, cb) => fs.rm(path, options, cb),
+    rm: (path, options, cb) => {
+      plan.beforeRm?.(path)
+      fs.rm(path, options, cb)
+    },
     unlinkSync: (path) => fs.unlinkSync(path),
     mkdirSync: (path, options) => fs.mkdirSync(path, options),
   }

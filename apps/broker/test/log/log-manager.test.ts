@@ -114,7 +114,7 @@ describe('LogManager', () => {
     expect(names[0]).toMatch(/^gone-0\.[0-9a-f]{32}-delete$/)
     expect(mgr.get('gone', 0)).toBeUndefined()
     // ...and removed off the event loop.
-    await mgr.removalsDone()
+    await mgr.backgroundDone()
     expect(readdirSync(dataDir).some((f) => f.startsWith('gone'))).toBe(false)
     await mgr.close()
   })
