@@ -112,6 +112,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
     ...(fs !== undefined ? { fs } : {}),
     isLive: (topic, partition) => partition < (listed.get(topic) ?? 0),
+    producerIdExpirationMs: config.producerIdExpirationMs,
+    producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined

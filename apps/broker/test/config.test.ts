@@ -44,13 +44,17 @@ describe('parseConfig', () => {
       '--host', '0.0.0.0', '--port', '0', '--advertised-host', 'kafka.local', '--advertised-port', '19092',
       '--data-dir', '/tmp/x', '--node-id', '7', '--num-partitions', '6', '--auto-create-topics', 'false',
       '--segment-bytes', '1048576', '--segment-ms', '60000', '--retention-ms', '-1', '--retention-bytes', '5000000',
-      '--flush-messages', '1', '--flush-ms', '1000', '--max-message-bytes', '2000000',
+      '--flush-messages', '1', '--flush-ms', '1000',
+      '--producer-id-expiration-ms', '5000', '--producer-id-expiration-check-interval-ms', '100', '--max-open-files', '64',
+      '--max-message-bytes', '2000000',
       '--max-request-bytes', '4000000', '--log-level', 'debug',
     ])
     expect(c).toEqual({
       host: '0.0.0.0', port: 0, advertisedHost: 'kafka.local', advertisedPort: 19092, dataDir: '/tmp/x', nodeId: 7,
       numPartitions: 6, autoCreateTopics: false, segmentBytes: 1048576, segmentMs: 60000, retentionMs: -1,
-      retentionBytes: 5000000, flushMessages: 1, flushMs: 1000, maxMessageBytes: 2000000, maxRequestBytes: 4000000,
+      retentionBytes: 5000000, flushMessages: 1, flushMs: 1000,
+      producerIdExpirationMs: 5000, producerIdExpirationCheckIntervalMs: 100, maxOpenFiles: 64,
+      maxMessageBytes: 2000000, maxRequestBytes: 4000000,
       logLevel: 'debug',
     })
   })

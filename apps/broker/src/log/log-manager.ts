@@ -10,6 +10,7 @@ import { type LogFileSystem, defaultFileSystem, fsyncDirAsync, rmAsync, writeFil
 import { partitionDirName, parsePartitionDirName } from './format.js'
 import { type DataDirLock, lockDataDir } from './lock.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-log.js'
+import { DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS } from './producer-state.js'
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint'
@@ -37,6 +38,10 @@ export interface LogManagerOptions {
    * this, every leftover is removed.
    */
   isLive?: (topic: string, partition: number) => boolean
+  /** Kafka's producer.id.expiration.ms (default one day). */
+  producerIdExpirationMs?: number
+  /** Kafka's producer.id.expiration.check.interval.ms (default ten minutes). */
+  producerIdExpirationCheckIntervalMs?: number
 }
 
 /**
@@ -61,6 +66,7 @@ export class LogManager {
   readonly dirState: LogDirState
   /** Background file work (removals of deleted partitions, metadata writes) that close() waits for. */
   private readonly background = new Set<Promise<unknown>>()
+  private readonly producerIdExpirationMs: number | undefined
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -71,6 +77,7 @@ export class LogManager {
     this.cleanStart = clean
     this.fs = opts.fs ?? defaultFileSystem
     this.dirState = new LogDirState(this.dataDir, this.logger)
+    this.producerIdExpirationMs = opts.producerIdExpirationMs
   }
 
   /** The data directory was taken offline by a failed write or fsync. */
@@ -124,6 +131,7 @@ export class LogManager {
           logger,
           fs: mgr.fs,
           dirState: mgr.dirState,
+          ...(mgr.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: mgr.producerIdExpirationMs } : {}),
         })
         recovered += log.recovery.recoveredSegments
         log.onAppend = mgr.onAppend
@@ -168,6 +176,7 @@ export class LogManager {
           logger: this.logger,
           fs: this.fs,
           dirState: this.dirState,
+          ...(this.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.producerIdExpirationMs } : {}),
         })
       } catch (err) {
         throw this.dirState.fail(err, `creating ${name}`)
@@ -268,6 +277,14 @@ export class LogManager {
     this.track(run)
   }
 
+  /** Forgets idle idempotent producers in every partition (producer.id.expiration.ms). Returns how many. */
+  removeExpiredProducers(now = Date.now()): number {
+    let n = 0
+    for (const log of this.logs.values()) n += log.removeExpiredProducers(now)
+    if (n > 0) this.logger.debug(`expired ${n} idle producer id(s)`)
+    return n
+  }
+
   /** Applies retention to every partition now. Returns the segments deleted. */
   runRetention(now = Date.now()): number {
     let n = 0
@@ -357,6 +374,7 @@ export class LogManager {
     }
     every(opts.retentionCheckIntervalMs ?? 5000, () => this.runRetention())
     every(opts.checkpointIntervalMs ?? 60_000, () => void this.checkpoint().catch(() => {}))
+    every(opts.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, () => this.removeExpiredProducers())
     // The flush.ms policy and prompt log-start-offset checkpoints after DeleteRecords.
     every(Math.max(10, Math.min(1000, this.defaults.flushMs)), () => this.tick())
   }

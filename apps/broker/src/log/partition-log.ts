@@ -31,7 +31,7 @@ import {
   parseSegmentFileName,
   readInt64,
 } from './format.js'
-import { ProducerStateManager, lastSeqOf } from './producer-state.js'
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, lastSeqOf } from './producer-state.js'
 import { recoverSegment } from './recovery.js'
 import { segmentsToDelete } from './retention.js'
 import { LogSegment } from './segment.js'
@@ -127,6 +127,8 @@ export interface PartitionLogOptions {
   fs?: LogFileSystem
   /** Shared by every log of the data directory: the first write or fsync failure takes them all offline. */
   dirState?: LogDirState
+  /** Kafka's producer.id.expiration.ms: producers idle this long are forgotten (default one day). */
+  producerIdExpirationMs?: number
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -172,6 +174,9 @@ export class PartitionLog {
    */
   private dirSyncPending = false
   private parentSyncPending = false
+  /** The last producer-state snapshot write (they are written in order, off the event loop). */
+  private snapshotting: Promise<void> = Promise.resolve()
+  readonly producerIdExpirationMs: number
 
   private constructor(opts: PartitionLogOptions, segments: LogSegment[], recovery: RecoveryReport, now: number) {
     this.dir = opts.dir
@@ -187,6 +192,16 @@ export class PartitionLog {
     this.lastFlushTime = now
     this.fs = opts.fs ?? defaultFileSystem
     this.dirState = opts.dirState ?? new LogDirState(dirname(opts.dir), this.logger)
+    this.producerIdExpirationMs = opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+  }
+
+  /**
+   * Forgets idempotent producers whose last batch is producer.id.expiration.ms
+   * old or older (Kafka's removeExpiredProducers); such a producer that comes
+   * back starts afresh at whatever sequence it sends. Returns how many went.
+   */
+  removeExpiredProducers(now = Date.now()): number {
+    return this.producers.removeExpired(now, this.producerIdExpirationMs)
   }
 
   /** The data directory went offline after a storage failure: every call answers KAFKA_STORAGE_ERROR. */
@@ -286,6 +301,7 @@ export class PartitionLog {
     log.parentSyncPending = created
     if (report.recoveredSegments > 0) log.recoveryPoint = log.logEndOffset
     log.loadProducerState()
+    log.removeExpiredProducers(now)
     return log
   }
 
@@ -309,12 +325,12 @@ export class PartitionLog {
         const firstOffset = readInt64(buf, at)
         const delta = buf.readInt32BE(at + LAST_OFFSET_DELTA_AT)
         const firstSeq = buf.readInt32BE(at + BASE_SEQUENCE_AT)
-        this.producers.update(producerId, buf.readInt16BE(at + PRODUCER_EPOCH_AT), {
-          firstSeq,
-          lastSeq: lastSeqOf(firstSeq, delta),
-          firstOffset,
-          lastOffset: firstOffset + delta,
-        })
+        this.producers.update(
+          producerId,
+          buf.readInt16BE(at + PRODUCER_EPOCH_AT),
+          { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
+          readInt64(buf, at + MAX_TIMESTAMP_AT),
+        )
       })
     }
   }
@@ -414,12 +430,12 @@ export class PartitionLog {
         const firstOffset = readInt64(buf, p)
         const delta = buf.readInt32BE(p + LAST_OFFSET_DELTA_AT)
         const firstSeq = buf.readInt32BE(p + BASE_SEQUENCE_AT)
-        this.producers.update(producerId, buf.readInt16BE(p + PRODUCER_EPOCH_AT), {
-          firstSeq,
-          lastSeq: lastSeqOf(firstSeq, delta),
-          firstOffset,
-          lastOffset: firstOffset + delta,
-        })
+        this.producers.update(
+          producerId,
+          buf.readInt16BE(p + PRODUCER_EPOCH_AT),
+          { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
+          readInt64(buf, p + MAX_TIMESTAMP_AT),
+        )
       }
       p += LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
     }
@@ -541,7 +557,11 @@ export class PartitionLog {
     this.segments.push(seg)
     this.dirSyncPending = true
     // As Kafka does at roll: a producer-state snapshot bounds the replay after a crash.
-    this.producers.writeSnapshot(this.dir, seg.baseOffset, false)
+    // Taken now, written off the event loop.
+    const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, this.snapshotting)
+    this.snapshotting = snap.catch((err: unknown) => {
+      this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
+    })
     // As Kafka does on roll: sync the finished segment in the background, which
     // also moves the recovery point to the new segment.
     this.flush().catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
@@ -599,16 +619,18 @@ export class PartitionLog {
   /** Flushes, writes the indexes and closes every segment (files stay). */
   async close(): Promise<void> {
     if (this.closed) return
+    if (!this.dirState.offline) {
+      await this.flush().catch(() => {})
+      await this.snapshotting
+    }
+    this.closed = true
     if (this.dirState.offline) {
       // Write nothing more to a failed directory: release the descriptors only.
-      this.closed = true
       for (const s of this.segments) s.abandon()
       throw this.dirState.fail(undefined, 'close')
     }
-    await this.flush()
-    this.closed = true
     this.active.onBecomeInactive()
-    this.producers.writeSnapshot(this.dir, this.logEndOffset, true)
+    this.producers.writeSnapshot(this.dir, this.logEndOffset, true, this.fs)
     for (const s of this.segments) s.close()
   }
 
