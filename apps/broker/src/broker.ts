@@ -8,11 +8,11 @@ import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.
 import { OffsetsStore } from './groups/offsets-store.js'
 import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
-import { LogManager } from './log/index.js'
+import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
-import { TopicRegistry } from './topics.js'
+import { TopicRegistry, readTopicsFile } from './topics.js'
 
 export interface BrokerOptions extends Partial<BrokerConfig> {
   /** Defaults to silence in-process; the CLI logs to stderr. */
@@ -23,6 +23,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   checkpointIntervalMs?: number
   /** Group coordinator timings (Kafka's group.* settings); tests shorten them. */
   groups?: CoordinatorOptions
+  /** The log's file calls (default node:fs); tests pass one that fails or stalls to exercise storage faults. */
+  fs?: LogFileSystem
 }
 
 export interface Broker {
@@ -87,13 +89,16 @@ function isWildcard(host: string): boolean {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, ...rest } = options
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
   // Before recovery or any store opens: a layout from a newer release is refused, not "repaired".
   checkDataDirFormat(dataDir, logger)
   const appends = new AppendNotifier()
+  // Read before the logs open: a deletion that never committed is undone by what it still lists.
+  const storedTopics = readTopicsFile(dataDir, logger)
+  const listed = new Map((storedTopics ?? []).map((t) => [t.name, t.partitions]))
   const logs = LogManager.open({
     dataDir,
     config: {
@@ -108,13 +113,17 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     onAppend: (log) => appends.notify(log),
     ...(retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs } : {}),
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
+    ...(fs !== undefined ? { fs } : {}),
+    isLive: (topic, partition) => partition < (listed.get(topic) ?? 0),
+    producerIdExpirationMs: config.producerIdExpirationMs,
+    producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined
   try {
     const clusterId = loadMeta(dataDir, config.nodeId)
     const topics = new TopicRegistry(dataDir, logs, config, logger)
-    topics.load()
+    topics.load(storedTopics ?? [])
     offsets = OffsetsStore.open(dataDir, logger, { flushMessages: config.flushMessages, flushMs: config.flushMs })
     const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }

@@ -31,6 +31,16 @@ export interface BrokerConfig {
   flushMessages: number
   /** fsync at least this often (ms); Infinity leaves it to the page cache. */
   flushMs: number
+  /** Kafka's producer.id.expiration.ms: idempotent producers idle this long are forgotten. */
+  producerIdExpirationMs: number
+  /** Kafka's producer.id.expiration.check.interval.ms: how often that is checked. */
+  producerIdExpirationCheckIntervalMs: number
+  /**
+   * Not a Kafka setting: the most segment files held open at once. Segments
+   * used least recently are closed and reopened on demand, so thousands of
+   * partitions do not exhaust the descriptor limit.
+   */
+  maxOpenFiles: number
   maxMessageBytes: number
   /** Kafka's fetch.max.bytes: record bytes in one Fetch response (at least one batch, KIP-74). */
   fetchMaxBytes: number
@@ -75,6 +85,9 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   retentionBytes: -1,
   flushMessages: Infinity,
   flushMs: Infinity,
+  producerIdExpirationMs: 86_400_000,
+  producerIdExpirationCheckIntervalMs: 600_000,
+  maxOpenFiles: 1000,
   // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
   maxMessageBytes: 1048588,
   // Kafka's fetch.max.bytes default: 55 MiB.
@@ -141,6 +154,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'retentionBytes', flag: 'retention-bytes', env: 'TIDELOG_RETENTION_BYTES', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete oldest segments while a partition is larger than this; -1 keeps them' },
   { key: 'flushMessages', flag: 'flush-messages', env: 'TIDELOG_FLUSH_MESSAGES', kind: { type: 'int', min: 1, max: SAFE, infinite: 'max' }, help: 'fsync after this many messages (1 = before every acknowledgement); default: page cache' },
   { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
+  { key: 'producerIdExpirationMs', flag: 'producer-id-expiration-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget an idempotent producer this long after its last write (Kafka\'s producer.id.expiration.ms)' },
+  { key: 'producerIdExpirationCheckIntervalMs', flag: 'producer-id-expiration-check-interval-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often idle producers are looked for (Kafka\'s producer.id.expiration.check.interval.ms)' },
+  { key: 'maxOpenFiles', flag: 'max-open-files', env: 'TIDELOG_MAX_OPEN_FILES', kind: { type: 'int', min: 16, max: INT32_MAX }, help: 'most segment files kept open; the least recently used are closed and reopened on demand (not a Kafka setting)' },
   { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
   { key: 'fetchMaxBytes', flag: 'fetch-max-bytes', env: 'TIDELOG_FETCH_MAX_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'record bytes in one fetch response (at least one batch is always returned)' },
   { key: 'messageTimestampBeforeMaxMs', flag: 'log-message-timestamp-before-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records older than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },

@@ -3,11 +3,20 @@ import { join } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import type { BrokerConfig } from './config.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
+import { UnsupportedFormatError } from './log/errors.js'
+import { writeFileAtomicWith } from './log/file-system.js'
 import type { LogManager, PartitionLog } from './log/index.js'
 import type { Logger } from './logger.js'
 import { type TopicSettings, topicSettings } from './topic-config.js'
 
 export const TOPICS_FILE = 'topics.json'
+/**
+ * The topics.json layout this release writes and reads. A file without a
+ * version (from before versions were checked) is read as version 1; a newer
+ * one stops startup rather than being mistaken for damage, so a later release
+ * can change the layout and migrate.
+ */
+export const TOPICS_FORMAT_VERSION = 1
 
 export interface Topic {
   readonly name: string
@@ -21,11 +30,38 @@ export interface Topic {
   logs: PartitionLog[]
 }
 
-interface StoredTopic {
+export interface StoredTopic {
   name: string
   topicId: string
   partitions: number
   configs: Record<string, string>
+}
+
+/**
+ * The topics recorded in `<dataDir>/topics.json`: undefined when the file is
+ * missing or unreadable (the partition directories are then adopted). Throws
+ * UnsupportedFormatError for a file written by a newer release.
+ */
+export function readTopicsFile(dataDir: string, logger: Logger): StoredTopic[] | undefined {
+  const path = join(dataDir, TOPICS_FILE)
+  let parsed: { version?: unknown; topics?: unknown }
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8')) as typeof parsed
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn(`ignoring ${path}: ${(err as Error).message}`)
+    return undefined
+  }
+  const version = parsed.version ?? 1
+  if (typeof version === 'number' && Number.isInteger(version) && version > TOPICS_FORMAT_VERSION) {
+    throw new UnsupportedFormatError(path, version, TOPICS_FORMAT_VERSION)
+  }
+  if (version !== TOPICS_FORMAT_VERSION || !Array.isArray(parsed.topics)) {
+    logger.warn(`ignoring ${path}: not a version ${TOPICS_FORMAT_VERSION} topics file`)
+    return undefined
+  }
+  return (parsed.topics as StoredTopic[]).filter(
+    (s) => s !== null && typeof s === 'object' && typeof s.name === 'string' && invalidTopicName(s.name) === undefined && typeof s.topicId === 'string',
+  )
 }
 
 // Kafka's rules (org.apache.kafka.common.internals.Topic): at most 249 characters of
@@ -53,13 +89,21 @@ export function isInternalTopic(name: string): boolean {
 
 /**
  * The topics this broker hosts: names, ids, partition counts and config
- * overrides, kept in `topics.json` (replaced atomically on every change), with
- * the partition logs that back them.
+ * overrides, kept in `topics.json`, with the partition logs that back them.
+ * The file is replaced atomically off the event loop; changes made while a
+ * write is under way are coalesced into the next one, so a burst of creates
+ * costs two writes, not one per topic. `persisted()` says when the changes
+ * made so far are durable; handlers acknowledge after it.
  */
 export class TopicRegistry {
   private readonly byName = new Map<string, Topic>()
   private readonly byId = new Map<string, Topic>()
   private readonly path: string
+  /** The queue of writes: the last one started (settled or not), never rejecting. */
+  private chain: Promise<void> = Promise.resolve()
+  /** The write not yet started, shared by every change made since the last one started. */
+  private next: Promise<void> | undefined
+  private latest: Promise<void> = Promise.resolve()
 
   constructor(
     private readonly dataDir: string,
@@ -71,22 +115,16 @@ export class TopicRegistry {
   }
 
   /**
-   * Reads topics.json and attaches the logs found on disk. A partition directory
-   * with no entry (topics.json lost or from an older layout) is adopted as a
-   * topic with a new id rather than silently ignored.
+   * Attaches the logs found on disk to the topics of topics.json (`stored`, as
+   * readTopicsFile returned it; read here when not given). A partition
+   * directory with no entry (topics.json lost, from an older layout, or a
+   * create that crashed before it was recorded) is adopted as a topic with a
+   * new id rather than silently ignored.
    */
-  load(): void {
-    let stored: StoredTopic[] = []
-    try {
-      const parsed = JSON.parse(readFileSync(this.path, 'utf8')) as { topics?: StoredTopic[] }
-      stored = Array.isArray(parsed.topics) ? parsed.topics : []
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.logger.warn(`ignoring ${this.path}: ${(err as Error).message}`)
-    }
+  load(stored: StoredTopic[] = readTopicsFile(this.dataDir, this.logger) ?? []): void {
     const counts = new Map<string, number>()
     for (const log of this.logs.all()) counts.set(log.topic, Math.max(counts.get(log.topic) ?? 0, log.partition + 1))
     for (const s of stored) {
-      if (invalidTopicName(s.name) !== undefined || typeof s.topicId !== 'string') continue
       this.attach(s.name, s.topicId, Math.max(s.partitions, counts.get(s.name) ?? 0), s.configs ?? {})
       counts.delete(s.name)
     }
@@ -95,7 +133,13 @@ export class TopicRegistry {
       this.logger.warn(`adopting topic ${name} (${partitions} partition(s)) found on disk without an entry in ${TOPICS_FILE}`)
       this.attach(name, randomUuid(), partitions, {})
     }
-    this.save()
+    // At startup, before any request: written in place.
+    writeFileAtomicSync(this.path, this.contents())
+  }
+
+  /** Resolves once every change made so far is durable; rejects if that write failed (the data directory is then offline). */
+  persisted(): Promise<void> {
+    return this.latest
   }
 
   get(name: string): Topic | undefined {
@@ -138,7 +182,7 @@ export class TopicRegistry {
   create(name: string, partitions: number, configs: Record<string, string> = {}): Topic {
     if (this.byName.has(name)) throw new Error(`topic ${name} already exists`)
     const topic = this.attach(name, randomUuid(), partitions, configs)
-    this.save()
+    void this.save()
     this.logger.info(`created topic ${name} with ${partitions} partition(s)`)
     return topic
   }
@@ -146,7 +190,7 @@ export class TopicRegistry {
   /** Grows a topic to `total` partitions. */
   addPartitions(topic: Topic, total: number): void {
     for (let p = topic.logs.length; p < total; p++) topic.logs.push(this.logs.getOrCreate(topic.name, p, topic.settings.log))
-    this.save()
+    void this.save()
   }
 
   /** Replaces a topic's config overrides and applies them to its logs. */
@@ -154,15 +198,23 @@ export class TopicRegistry {
     topic.configs = configs
     topic.settings = topicSettings(configs, this.config)
     for (const log of topic.logs) log.config = { ...topic.settings.log }
-    this.save()
+    void this.save()
   }
 
-  delete(topic: Topic): void {
+  /**
+   * Deletes a topic. Its partition directories are renamed aside at once and
+   * removed only after topics.json without it is durable (the commit point):
+   * a crash before that finds the topic still listed and renames them back,
+   * one after it finds them unlisted and removes them. Resolves at the commit.
+   */
+  delete(topic: Topic): Promise<void> {
     this.byName.delete(topic.name)
     this.byId.delete(topic.topicId)
-    this.save()
-    for (let p = 0; p < topic.logs.length; p++) this.logs.deletePartition(topic.name, p)
+    const committed = this.save()
+    committed.catch(() => {})
+    for (let p = 0; p < topic.logs.length; p++) this.logs.deletePartition(topic.name, p, committed)
     this.logger.info(`deleted topic ${topic.name}`)
+    return committed
   }
 
   private attach(name: string, topicId: string, partitions: number, configs: Record<string, string>): Topic {
@@ -175,13 +227,34 @@ export class TopicRegistry {
     return topic
   }
 
-  private save(): void {
+  private contents(): string {
     const topics: StoredTopic[] = [...this.byName.values()].map((t) => ({
       name: t.name,
       topicId: t.topicId,
       partitions: t.logs.length,
       configs: t.configs,
     }))
-    writeFileAtomicSync(this.path, JSON.stringify({ version: 1, topics }, null, 2) + '\n')
+    return JSON.stringify({ version: TOPICS_FORMAT_VERSION, topics }, null, 2) + '\n'
+  }
+
+  /** Schedules a write of the current state; resolves when a write that includes it is durable. */
+  private save(): Promise<void> {
+    if (this.next === undefined) {
+      const run = this.chain.then(async () => {
+        // From here on, changes need the write after this one.
+        this.next = undefined
+        this.logs.dirState.check()
+        try {
+          await writeFileAtomicWith(this.logs.fs, this.path, this.contents())
+        } catch (err) {
+          throw this.logs.dirState.fail(err, `writing ${TOPICS_FILE}`)
+        }
+      })
+      this.next = run
+      this.chain = run.catch(() => {})
+      this.logs.track(run)
+    }
+    this.latest = this.next
+    return this.next
   }
 }

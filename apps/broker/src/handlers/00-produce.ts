@@ -5,8 +5,9 @@ import {
   type ProduceResponse,
   type ProduceResponsePartitionProduceResponse,
 } from '@tidelog/protocol'
-import { type PartitionLog, ProducerStateError } from '../log/index.js'
+import { KafkaStorageError, type PartitionLog, ProducerStateError } from '../log/index.js'
 import { BatchRejectedError, type RecordError, validateProducedBatch } from '../log/validator.js'
+import type { Topic } from '../topics.js'
 import { defineHandler } from './types.js'
 
 // The first version whose records must be a single magic-2 batch (KIP-98).
@@ -82,7 +83,7 @@ export const produceHandler = defineHandler({
           try {
             r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
           } catch (err) {
-            if (!(err instanceof ProducerStateError)) throw err
+            if (!(err instanceof ProducerStateError || err instanceof KafkaStorageError)) throw err
             failed ??= err.message
             return partitionResult(pd.index, err.code, err.message)
           }

@@ -7,7 +7,7 @@ import {
   type FetchResponsePartitionData,
 } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
-import { LogClosedError, OffsetOutOfRangeError, type PartitionLog } from '../log/index.js'
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, type PartitionLog } from '../log/index.js'
 import { defineHandler } from './types.js'
 
 const EMPTY = Buffer.alloc(0)
@@ -87,6 +87,11 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
       if (err instanceof LogClosedError) {
         // Deleted (or shutting down) while the fetch waited.
         base.errorCode = ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION
+        errors++
+        continue
+      }
+      if (err instanceof KafkaStorageError) {
+        base.errorCode = err.code
         errors++
         continue
       }

@@ -14,14 +14,15 @@ import { defineHandler } from './types.js'
 const OPS_NOT_REQUESTED = -2147483648
 
 function describeTopic(broker: BrokerContext, t: Topic): MetadataResponseTopic {
-  const partitions: MetadataResponsePartition[] = t.logs.map((_, i) => ({
-    errorCode: ErrorCodes.NONE,
+  const partitions: MetadataResponsePartition[] = t.logs.map((log, i) => ({
+    // The data directory failed: this replica is offline (KIP-112).
+    errorCode: log.isOffline ? ErrorCodes.KAFKA_STORAGE_ERROR : ErrorCodes.NONE,
     partitionIndex: i,
     leaderId: broker.nodeId,
     leaderEpoch: 0,
     replicaNodes: [broker.nodeId],
     isrNodes: [broker.nodeId],
-    offlineReplicas: [],
+    offlineReplicas: log.isOffline ? [broker.nodeId] : [],
   }))
   return {
     errorCode: ErrorCodes.NONE,

@@ -96,7 +96,11 @@ export const createTopicsHandler = defineHandler({
       if (v >= 7 && topic !== undefined) result.topicId = topic.topicId
       return result
     })
-    return { throttleTimeMs: 0, topics }
+    // Acknowledged once topics.json records them (written off the event loop, coalesced).
+    return broker.topics.persisted().then(
+      () => ({ throttleTimeMs: 0, topics }),
+      () => ({ throttleTimeMs: 0, topics: topics.map((r) => (r.errorCode === ErrorCodes.NONE ? { ...r, errorCode: ErrorCodes.KAFKA_STORAGE_ERROR } : r)) }),
+    )
   },
   errorResponse(req, errorCode) {
     return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, errorCode, errorMessage: null })) }

@@ -3,14 +3,16 @@ import type { BrokerContext } from '../context.js'
 import type { Topic } from '../topics.js'
 import { defineHandler } from './types.js'
 
-function remove(broker: BrokerContext, topic: Topic): void {
-  broker.topics.delete(topic)
+/** Starts the deletion; resolves at its commit (topics.json without the topic is durable). */
+function remove(broker: BrokerContext, topic: Topic): Promise<void> {
+  const committed = broker.topics.delete(topic)
   // As Kafka does, a deleted topic's committed offsets go with it.
   const offsets = broker.groups.offsets
   for (const g of offsets.groupIds()) {
     const parts = offsets.groupOffsets(g).get(topic.name)
     if (parts !== undefined) offsets.deleteOffsets(g, [...parts.keys()].map((partition) => ({ topic: topic.name, partition })))
   }
+  return committed
 }
 
 /** DeleteTopics 1-6: by name, or from v6 by topic id. */
@@ -21,6 +23,7 @@ export const deleteTopicsHandler = defineHandler({
   handle(ctx, req) {
     const broker = ctx.broker
     const responses: DeleteTopicsResponseDeletableTopicResult[] = []
+    const commits: Promise<void>[] = []
     if (ctx.version >= 6) {
       for (const t of req.topics ?? []) {
         const byId = t.topicId !== ZERO_UUID
@@ -29,8 +32,9 @@ export const deleteTopicsHandler = defineHandler({
           responses.push({ name: t.name, topicId: t.topicId, errorCode: byId ? ErrorCodes.UNKNOWN_TOPIC_ID : ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null })
           continue
         }
-        remove(broker, topic)
-        responses.push({ name: topic.name, topicId: topic.topicId, errorCode: ErrorCodes.NONE, errorMessage: null })
+        const result: DeleteTopicsResponseDeletableTopicResult = { name: topic.name, topicId: topic.topicId, errorCode: ErrorCodes.NONE, errorMessage: null }
+        commits.push(remove(broker, topic).catch(() => void (result.errorCode = ErrorCodes.KAFKA_STORAGE_ERROR)))
+        responses.push(result)
       }
     } else {
       for (const name of req.topicNames ?? []) {
@@ -39,11 +43,13 @@ export const deleteTopicsHandler = defineHandler({
           responses.push({ name, errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null })
           continue
         }
-        remove(broker, topic)
-        responses.push({ name, errorCode: ErrorCodes.NONE, errorMessage: null })
+        const result: DeleteTopicsResponseDeletableTopicResult = { name, errorCode: ErrorCodes.NONE, errorMessage: null }
+        commits.push(remove(broker, topic).catch(() => void (result.errorCode = ErrorCodes.KAFKA_STORAGE_ERROR)))
+        responses.push(result)
       }
     }
-    return { throttleTimeMs: 0, responses }
+    // Acknowledged at the commit point: a crash before it renames the partitions back on restart.
+    return Promise.all(commits).then(() => ({ throttleTimeMs: 0, responses }))
   },
   errorResponse(req, errorCode, version) {
     const responses =

@@ -53,7 +53,11 @@ export const createPartitionsHandler = defineHandler({
       if (!req.validateOnly) broker.topics.addPartitions(topic, t.count)
       return { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
     })
-    return { throttleTimeMs: 0, results }
+    // Acknowledged once topics.json records the new counts.
+    return broker.topics.persisted().then(
+      () => ({ throttleTimeMs: 0, results }),
+      () => ({ throttleTimeMs: 0, results: results.map((r) => (r.errorCode === ErrorCodes.NONE ? { ...r, errorCode: ErrorCodes.KAFKA_STORAGE_ERROR } : r)) }),
+    )
   },
   errorResponse(req, errorCode) {
     return { throttleTimeMs: 0, results: req.topics.map((t) => ({ name: t.name, errorCode, errorMessage: null })) }

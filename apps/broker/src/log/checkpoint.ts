@@ -1,62 +1,36 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
-import { open, rename } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { type LogFileSystem, defaultFileSystem, fsyncDirSyncWith, writeFileAtomicWith } from './file-system.js'
 
 /**
  * Replaces `path` with `data` so that a crash leaves either the old or the new
  * content, never a mix: write a temp file, fsync it, rename it over, fsync the
  * directory so the rename itself is durable.
  */
-export function writeFileAtomicSync(path: string, data: string | Buffer, durable = true): void {
+export function writeFileAtomicSync(path: string, data: string | Buffer, durable = true, fs: LogFileSystem = defaultFileSystem): void {
   const tmp = `${path}.tmp`
-  const fd = openSync(tmp, 'w')
+  const fd = fs.openSync(tmp, 'w')
   try {
     const buf = typeof data === 'string' ? Buffer.from(data) : data
     let done = 0
-    while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
+    while (done < buf.length) done += fs.writeSync(fd, buf, done, buf.length - done, done)
     // Without the fsyncs the file is still never torn (the rename is atomic), only
     // possibly lost or empty after a power failure: enough for a rebuildable cache.
-    if (durable) fsyncSync(fd)
+    if (durable) fs.fsyncSync(fd)
   } finally {
-    closeSync(fd)
+    fs.closeSync(fd)
   }
-  renameSync(tmp, path)
-  if (durable) fsyncDirSync(dirname(path))
+  fs.renameSync(tmp, path)
+  if (durable) fsyncDirSyncWith(fs, dirname(path))
 }
 
-/** The same, without blocking the event loop on the fsyncs. */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
-  const tmp = `${path}.tmp`
-  const fh = await open(tmp, 'w')
-  try {
-    await fh.writeFile(data)
-    await fh.sync()
-  } finally {
-    await fh.close()
-  }
-  await rename(tmp, path)
-  await fsyncDir(dirname(path))
+/** The same, without blocking the event loop on the fsyncs (the calls run on the libuv pool). */
+export function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  return writeFileAtomicWith(defaultFileSystem, path, data)
 }
 
 export function fsyncDirSync(dir: string): void {
-  // Directories cannot be opened for fsync on Windows; there the rename is what we get.
-  if (process.platform === 'win32') return
-  const fd = openSync(dir, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-export async function fsyncDir(dir: string): Promise<void> {
-  if (process.platform === 'win32') return
-  const fh = await open(dir, 'r')
-  try {
-    await fh.sync()
-  } finally {
-    await fh.close()
-  }
+  fsyncDirSyncWith(defaultFileSystem, dir)
 }
 
 // Kafka's offset checkpoint layout: a version line, a count line, then one

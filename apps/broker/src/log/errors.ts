@@ -29,3 +29,29 @@ export class LogClosedError extends TidelogError {
     super(`${what} is closed`, { retriable: true })
   }
 }
+
+/**
+ * A write, fsync or other file call of the log directory failed: Kafka's
+ * KAFKA_STORAGE_ERROR (56). The directory is taken offline for good (until a
+ * restart), as Kafka's LogDirFailureChannel does: after a failed fsync the page
+ * cache may have dropped the data, so retrying could report success for lost
+ * writes. Clients retry it (the Java client's KafkaStorageException is retriable).
+ */
+export class KafkaStorageError extends TidelogError {
+  readonly code = 56
+  readonly errorName = 'KAFKA_STORAGE_ERROR'
+  constructor(message: string, cause?: unknown) {
+    super(message, { cause, retriable: true })
+  }
+}
+
+/** A file in the data directory was written by a newer release, in a format this one cannot read. */
+export class UnsupportedFormatError extends TidelogError {
+  constructor(
+    readonly path: string,
+    readonly version: number,
+    readonly supported: number,
+  ) {
+    super(`${path} has format version ${version}, newer than the ${supported} this broker understands; start the newer release, or restore a backup`)
+  }
+}

@@ -1,24 +1,22 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Logger } from '../logger.js'
 import { silentLogger } from '../logger.js'
-import {
-  type Checkpoint,
-  formatCheckpoint,
-  fsyncDirSync,
-  readCheckpoint,
-  writeFileAtomic,
-  writeFileAtomicSync,
-} from './checkpoint.js'
+import { type Checkpoint, formatCheckpoint, fsyncDirSync, readCheckpoint, writeFileAtomicSync } from './checkpoint.js'
+import { LogDirState } from './dir-failure.js'
 import { LogClosedError } from './errors.js'
+import { type LogFileSystem, defaultFileSystem, fsyncDirAsync, rmAsync, writeFileAtomicWith } from './file-system.js'
 import { partitionDirName, parsePartitionDirName } from './format.js'
 import { type DataDirLock, lockDataDir } from './lock.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-log.js'
+import { DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS } from './producer-state.js'
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint'
 export const CLEAN_SHUTDOWN_MARKER = '.clean-shutdown'
-const DELETE_SUFFIX = '-delete'
+/** Kafka's suffix for a partition directory renamed aside for deletion: `<topic>-<partition>.<uniqueId>-delete`. */
+export const DELETE_DIR_SUFFIX = '-delete'
 
 export interface LogManagerOptions {
   dataDir: string
@@ -31,6 +29,19 @@ export interface LogManagerOptions {
   checkpointIntervalMs?: number
   /** Set as every log's onAppend (wakes long-polling fetches). */
   onAppend?: (log: PartitionLog) => void
+  /** The file calls of the write side; tests inject failing or slow ones. */
+  fs?: LogFileSystem
+  /**
+   * Whether the topic metadata still lists this partition. A directory renamed
+   * aside for deletion whose partition is still listed belongs to a deletion
+   * that never committed (a crash came first): it is renamed back. Without
+   * this, every leftover is removed.
+   */
+  isLive?: (topic: string, partition: number) => boolean
+  /** Kafka's producer.id.expiration.ms (default one day). */
+  producerIdExpirationMs?: number
+  /** Kafka's producer.id.expiration.check.interval.ms (default ten minutes). */
+  producerIdExpirationCheckIntervalMs?: number
 }
 
 /**
@@ -50,6 +61,12 @@ export class LogManager {
   private readonly timers: NodeJS.Timeout[] = []
   private checkpointing: Promise<void> = Promise.resolve()
   private closed = false
+  readonly fs: LogFileSystem
+  /** Offline after the first storage failure (see LogDirState). */
+  readonly dirState: LogDirState
+  /** Background file work (removals of deleted partitions, metadata writes) that close() waits for. */
+  private readonly background = new Set<Promise<unknown>>()
+  private readonly producerIdExpirationMs: number | undefined
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -58,6 +75,14 @@ export class LogManager {
     this.onAppend = opts.onAppend
     this.lock = lock
     this.cleanStart = clean
+    this.fs = opts.fs ?? defaultFileSystem
+    this.dirState = new LogDirState(this.dataDir, this.logger)
+    this.producerIdExpirationMs = opts.producerIdExpirationMs
+  }
+
+  /** The data directory was taken offline by a failed write or fsync. */
+  get offline(): boolean {
+    return this.dirState.offline
   }
 
   /**
@@ -88,12 +113,10 @@ export class LogManager {
       const logStarts = read(LOG_START_OFFSET_CHECKPOINT)
       const started = Date.now()
       let recovered = 0
+      const leftovers = mgr.settleDeletions(readdirSync(dataDir), opts.isLive)
       for (const name of readdirSync(dataDir)) {
         const path = join(dataDir, name)
-        if (name.endsWith(DELETE_SUFFIX)) {
-          rmSync(path, { recursive: true, force: true })
-          continue
-        }
+        if (name.endsWith(DELETE_DIR_SUFFIX)) continue
         const tp = parsePartitionDirName(name)
         if (tp === undefined || !statSync(path).isDirectory()) continue
         const log = PartitionLog.open({
@@ -101,10 +124,14 @@ export class LogManager {
           topic: tp.topic,
           partition: tp.partition,
           config: mgr.defaults,
-          clean,
+          // A directory renamed back from an uncommitted deletion was open when the process died.
+          clean: clean && !leftovers.restored.has(name),
           recoveryPoint: recoveryPoints.get(name)?.offset ?? 0,
           logStartOffset: logStarts.get(name)?.offset ?? 0,
           logger,
+          fs: mgr.fs,
+          dirState: mgr.dirState,
+          ...(mgr.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: mgr.producerIdExpirationMs } : {}),
         })
         recovered += log.recovery.recoveredSegments
         log.onAppend = mgr.onAppend
@@ -118,6 +145,7 @@ export class LogManager {
       }
       // Recovery may have moved recovery points; record them before taking writes.
       mgr.writeCheckpointsSync()
+      for (const path of leftovers.remove) mgr.removeInBackground(path)
       mgr.startTimers(opts)
       return mgr
     } catch (err) {
@@ -137,14 +165,22 @@ export class LogManager {
     const name = partitionDirName(topic, partition)
     let log = this.logs.get(name)
     if (log === undefined) {
-      log = PartitionLog.open({
-        dir: join(this.dataDir, name),
-        topic,
-        partition,
-        config: { ...this.defaults, ...config },
-        clean: true,
-        logger: this.logger,
-      })
+      this.dirState.check()
+      try {
+        log = PartitionLog.open({
+          dir: join(this.dataDir, name),
+          topic,
+          partition,
+          config: { ...this.defaults, ...config },
+          clean: true,
+          logger: this.logger,
+          fs: this.fs,
+          dirState: this.dirState,
+          ...(this.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.producerIdExpirationMs } : {}),
+        })
+      } catch (err) {
+        throw this.dirState.fail(err, `creating ${name}`)
+      }
       log.onAppend = this.onAppend
       this.logs.set(name, log)
     } else if (config !== undefined) {
@@ -158,20 +194,95 @@ export class LogManager {
   }
 
   /**
-   * Deletes a partition's log and directory. Its segments are unlinked at once
-   * (readers holding them finish first); the directory is renamed aside so a
-   * crash midway never brings back half a partition.
+   * Deletes a partition's log, as Kafka does: the directory is renamed to
+   * `<topic>-<partition>.<uniqueId>-delete` at once, whole (one atomic rename,
+   * so a crash never leaves part of a partition under its real name), and
+   * removed on the libuv pool once `committed` resolves (the topic metadata
+   * that no longer lists it is durable). Until then the rename is undone by a
+   * restart that finds the partition still listed. Readers holding a segment
+   * finish first.
    */
-  deletePartition(topic: string, partition: number): boolean {
+  deletePartition(topic: string, partition: number, committed: Promise<void> = Promise.resolve()): boolean {
     const name = partitionDirName(topic, partition)
     const log = this.logs.get(name)
     if (log === undefined) return false
     this.logs.delete(name)
-    log.deleteAll()
-    const aside = join(this.dataDir, `${name}.${Date.now()}${DELETE_SUFFIX}`)
-    renameSync(log.dir, aside)
-    rmSync(aside, { recursive: true, force: true })
+    log.discard()
+    const aside = join(this.dataDir, `${name}.${randomUUID().replaceAll('-', '')}${DELETE_DIR_SUFFIX}`)
+    try {
+      this.fs.renameSync(log.dir, aside)
+    } catch (err) {
+      throw this.dirState.fail(err, `renaming ${name} for deletion`)
+    }
+    this.removeInBackground(aside, committed)
     return true
+  }
+
+  /**
+   * Sorts the directories renamed aside by earlier deletions: those whose
+   * partition is still live are renamed back (the newest, if a partition was
+   * deleted more than once), the others are to be removed.
+   */
+  private settleDeletions(names: string[], isLive?: (topic: string, partition: number) => boolean): { remove: string[]; restored: Set<string> } {
+    const remove: string[] = []
+    const restored = new Set<string>()
+    const candidates = new Map<string, { path: string; changed: number }[]>()
+    const present = new Set(names)
+    for (const name of names) {
+      if (!name.endsWith(DELETE_DIR_SUFFIX)) continue
+      const path = join(this.dataDir, name)
+      const dot = name.lastIndexOf('.')
+      const tp = dot > 0 ? parsePartitionDirName(name.slice(0, dot)) : undefined
+      if (tp === undefined || isLive === undefined || !isLive(tp.topic, tp.partition) || present.has(name.slice(0, dot))) {
+        remove.push(path)
+        continue
+      }
+      const list = candidates.get(name.slice(0, dot)) ?? []
+      list.push({ path, changed: statSync(path).ctimeMs })
+      candidates.set(name.slice(0, dot), list)
+    }
+    for (const [name, list] of candidates) {
+      list.sort((a, b) => b.changed - a.changed)
+      this.logger.warn(`${name}: its deletion never committed (the topic is still listed); restoring it`)
+      this.fs.renameSync(list[0]!.path, join(this.dataDir, name))
+      restored.add(name)
+      for (const other of list.slice(1)) remove.push(other.path)
+    }
+    if (restored.size > 0) fsyncDirSync(this.dataDir)
+    return { remove, restored }
+  }
+
+  /** Resolves once the background work started so far (removing deleted partitions' directories, ...) is done. */
+  async backgroundDone(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background])
+  }
+
+  /** Has close() wait for `work` before releasing the data directory. */
+  track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => {},
+      () => {},
+    )
+    this.background.add(settled)
+    void settled.finally(() => this.background.delete(settled))
+  }
+
+  private removeInBackground(path: string, committed: Promise<void> = Promise.resolve()): void {
+    const run = (async () => {
+      await committed
+      // The rename is durable first, so a crash cannot bring the old name back.
+      await fsyncDirAsync(this.fs, this.dataDir)
+      await rmAsync(this.fs, path)
+    })().catch((err: unknown) => this.logger.warn(`did not remove ${path} (the next start settles it): ${String(err)}`))
+    this.track(run)
+  }
+
+  /** Forgets idle idempotent producers in every partition (producer.id.expiration.ms). Returns how many. */
+  removeExpiredProducers(now = Date.now()): number {
+    let n = 0
+    for (const log of this.logs.values()) n += log.removeExpiredProducers(now)
+    if (n > 0) this.logger.debug(`expired ${n} idle producer id(s)`)
+    return n
   }
 
   /** Applies retention to every partition now. Returns the segments deleted. */
@@ -194,10 +305,14 @@ export class LogManager {
    */
   checkpoint(): Promise<void> {
     const run = this.checkpointing.then(async () => {
-      if (this.closed) return
+      if (this.closed || this.dirState.offline) return
       const { recovery, starts } = this.checkpointContents()
-      await writeFileAtomic(join(this.dataDir, RECOVERY_POINT_CHECKPOINT), recovery)
-      await writeFileAtomic(join(this.dataDir, LOG_START_OFFSET_CHECKPOINT), starts)
+      try {
+        await writeFileAtomicWith(this.fs, join(this.dataDir, RECOVERY_POINT_CHECKPOINT), recovery)
+        await writeFileAtomicWith(this.fs, join(this.dataDir, LOG_START_OFFSET_CHECKPOINT), starts)
+      } catch (err) {
+        throw this.dirState.fail(err, 'writing the checkpoints')
+      }
     })
     this.checkpointing = run.catch((err: unknown) => this.logger.error(`checkpoint failed: ${String(err)}`))
     return run
@@ -215,13 +330,18 @@ export class LogManager {
     await Promise.all(
       [...this.logs.values()].map((log) =>
         log.close().catch((err: unknown) => {
+          // An offline directory's logs all refuse alike; the failure was logged when it happened.
+          if (this.dirState.offline) return
           errors.push(err)
           this.logger.error(`${log.topic}-${log.partition}: close failed: ${String(err)}`)
         }),
       ),
     )
     this.closed = true
+    await this.backgroundDone()
     try {
+      // A failed directory gets nothing more written; the next start recovers it as unclean.
+      if (this.dirState.offline) return
       this.writeCheckpointsSync()
       // Only a shutdown that flushed everything may claim to be clean.
       if (errors.length === 0) writeFileAtomicSync(join(this.dataDir, CLEAN_SHUTDOWN_MARKER), '')
@@ -254,6 +374,7 @@ export class LogManager {
     }
     every(opts.retentionCheckIntervalMs ?? 5000, () => this.runRetention())
     every(opts.checkpointIntervalMs ?? 60_000, () => void this.checkpoint().catch(() => {}))
+    every(opts.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, () => this.removeExpiredProducers())
     // The flush.ms policy and prompt log-start-offset checkpoints after DeleteRecords.
     every(Math.max(10, Math.min(1000, this.defaults.flushMs)), () => this.tick())
   }

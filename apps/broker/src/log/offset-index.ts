@@ -1,3 +1,4 @@
+import { type LogFileSystem, defaultFileSystem } from './file-system.js'
 import { persistEntries, readEntries } from './index-file.js'
 import { OFFSET_INDEX_ENTRY } from './format.js'
 
@@ -114,7 +115,7 @@ export class OffsetIndex {
   }
 
   /** Writes entries not yet in the file (or the whole file after a rebuild). */
-  persist(): void {
+  persist(fs: LogFileSystem = defaultFileSystem): void {
     if (!this.rewrite && this.persisted === this.n) return
     const from = this.rewrite ? 0 : this.persisted
     const out = Buffer.allocUnsafe((this.n - from) * OFFSET_INDEX_ENTRY)
@@ -122,7 +123,7 @@ export class OffsetIndex {
       out.writeInt32BE(this.rel[i]!, o)
       out.writeInt32BE(this.pos[i]!, o + 4)
     }
-    persistEntries(this.path, out, this.rewrite)
+    persistEntries(fs, this.path, out, this.rewrite)
     this.persisted = this.n
     this.rewrite = false
   }

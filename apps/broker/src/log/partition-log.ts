@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, unlinkSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, readdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import {
   CorruptRecordError,
   InvalidRecordError,
@@ -11,7 +11,9 @@ import {
 } from '@tidelog/protocol'
 import type { Logger } from '../logger.js'
 import { silentLogger } from '../logger.js'
+import { LogDirState } from './dir-failure.js'
 import { LogClosedError, OffsetOutOfRangeError } from './errors.js'
+import { type LogFileSystem, defaultFileSystem, fsyncDirAsync } from './file-system.js'
 import {
   ATTRIBUTES_AT,
   BATCH_LENGTH_AT,
@@ -29,7 +31,7 @@ import {
   parseSegmentFileName,
   readInt64,
 } from './format.js'
-import { ProducerStateManager, lastSeqOf } from './producer-state.js'
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, lastSeqOf } from './producer-state.js'
 import { recoverSegment } from './recovery.js'
 import { segmentsToDelete } from './retention.js'
 import { LogSegment } from './segment.js'
@@ -121,6 +123,12 @@ export interface PartitionLogOptions {
   clean?: boolean
   now?: number
   logger?: Logger
+  /** The file calls of the write side (tests inject faults here). */
+  fs?: LogFileSystem
+  /** Shared by every log of the data directory: the first write or fsync failure takes them all offline. */
+  dirState?: LogDirState
+  /** Kafka's producer.id.expiration.ms: producers idle this long are forgotten (default one day). */
+  producerIdExpirationMs?: number
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -157,6 +165,18 @@ export class PartitionLog {
   private closed = false
   private flushRunning: Promise<void> | null = null
   private flushQueued: Promise<void> | null = null
+  readonly fs: LogFileSystem
+  readonly dirState: LogDirState
+  /**
+   * A segment file (or the partition directory itself) was created since the
+   * last flush: its directory entry is durable only once the directory is
+   * fsynced, so the next flush does that, as Kafka's LocalLog.flush does.
+   */
+  private dirSyncPending = false
+  private parentSyncPending = false
+  /** The last producer-state snapshot write (they are written in order, off the event loop). */
+  private snapshotting: Promise<void> = Promise.resolve()
+  readonly producerIdExpirationMs: number
 
   private constructor(opts: PartitionLogOptions, segments: LogSegment[], recovery: RecoveryReport, now: number) {
     this.dir = opts.dir
@@ -170,6 +190,23 @@ export class PartitionLog {
     this._logStartOffset = Math.min(Math.max(opts.logStartOffset ?? 0, segments[0]!.baseOffset), leo)
     this.recoveryPoint = opts.clean === true ? leo : Math.min(opts.recoveryPoint ?? 0, leo)
     this.lastFlushTime = now
+    this.fs = opts.fs ?? defaultFileSystem
+    this.dirState = opts.dirState ?? new LogDirState(dirname(opts.dir), this.logger)
+    this.producerIdExpirationMs = opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+  }
+
+  /**
+   * Forgets idempotent producers whose last batch is producer.id.expiration.ms
+   * old or older (Kafka's removeExpiredProducers); such a producer that comes
+   * back starts afresh at whatever sequence it sends. Returns how many went.
+   */
+  removeExpiredProducers(now = Date.now()): number {
+    return this.producers.removeExpired(now, this.producerIdExpirationMs)
+  }
+
+  /** The data directory went offline after a storage failure: every call answers KAFKA_STORAGE_ERROR. */
+  get isOffline(): boolean {
+    return this.dirState.offline
   }
 
   /**
@@ -185,7 +222,9 @@ export class PartitionLog {
     const logger = opts.logger ?? silentLogger
     const config = { ...DEFAULT_LOG_CONFIG, ...opts.config }
     const name = `${opts.topic}-${opts.partition}`
-    mkdirSync(opts.dir, { recursive: true })
+    const fs = opts.fs ?? defaultFileSystem
+    const created = !existsSync(opts.dir)
+    if (created) fs.mkdirSync(opts.dir, { recursive: true })
 
     const bases: number[] = []
     const indexFiles: string[] = []
@@ -193,13 +232,13 @@ export class PartitionLog {
       const base = parseSegmentFileName(f, LOG_SUFFIX)
       if (base >= 0) bases.push(base)
       else if (f.endsWith(INDEX_SUFFIX) || f.endsWith(TIME_INDEX_SUFFIX)) indexFiles.push(f)
-      else if (f.endsWith('.tmp') || f.endsWith('.deleted')) unlinkSync(join(opts.dir, f))
+      else if (f.endsWith('.tmp') || f.endsWith('.deleted')) fs.unlinkSync(join(opts.dir, f))
     }
     bases.sort((a, b) => a - b)
     const live = new Set(bases)
     for (const f of indexFiles) {
       const suffix = f.endsWith(INDEX_SUFFIX) ? INDEX_SUFFIX : TIME_INDEX_SUFFIX
-      if (!live.has(parseSegmentFileName(f, suffix))) unlinkSync(join(opts.dir, f))
+      if (!live.has(parseSegmentFileName(f, suffix))) fs.unlinkSync(join(opts.dir, f))
     }
 
     const recoveryPoint = opts.clean === true ? Infinity : (opts.recoveryPoint ?? 0)
@@ -207,7 +246,7 @@ export class PartitionLog {
     const segments: LogSegment[] = []
     try {
       for (let i = 0; i < bases.length; i++) {
-        const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now)
+        const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now, fs)
         const prev = segments[segments.length - 1]
         if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
           // A gap (or overlap) after a truncation: what follows cannot be served as one log.
@@ -217,7 +256,7 @@ export class PartitionLog {
           seg.delete()
           report.droppedSegments++
           for (let j = i + 1; j < bases.length; j++) {
-            LogSegment.open(opts.dir, bases[j]!, config.indexIntervalBytes, now).delete()
+            LogSegment.open(opts.dir, bases[j]!, config.indexIntervalBytes, now, fs).delete()
             report.droppedSegments++
           }
           break
@@ -251,15 +290,18 @@ export class PartitionLog {
         segments.push(seg)
       }
       if (segments.length === 0) {
-        segments.push(LogSegment.create(opts.dir, Math.max(opts.logStartOffset ?? 0, 0), config.indexIntervalBytes, now))
+        segments.push(LogSegment.create(opts.dir, Math.max(opts.logStartOffset ?? 0, 0), config.indexIntervalBytes, now, fs))
       }
     } catch (err) {
       for (const s of segments) s.close()
       throw err
     }
     const log = new PartitionLog(opts, segments, report, now)
+    log.dirSyncPending = created || bases.length === 0
+    log.parentSyncPending = created
     if (report.recoveredSegments > 0) log.recoveryPoint = log.logEndOffset
     log.loadProducerState()
+    log.removeExpiredProducers(now)
     return log
   }
 
@@ -283,12 +325,12 @@ export class PartitionLog {
         const firstOffset = readInt64(buf, at)
         const delta = buf.readInt32BE(at + LAST_OFFSET_DELTA_AT)
         const firstSeq = buf.readInt32BE(at + BASE_SEQUENCE_AT)
-        this.producers.update(producerId, buf.readInt16BE(at + PRODUCER_EPOCH_AT), {
-          firstSeq,
-          lastSeq: lastSeqOf(firstSeq, delta),
-          firstOffset,
-          lastOffset: firstOffset + delta,
-        })
+        this.producers.update(
+          producerId,
+          buf.readInt16BE(at + PRODUCER_EPOCH_AT),
+          { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
+          readInt64(buf, at + MAX_TIMESTAMP_AT),
+        )
       })
     }
   }
@@ -330,6 +372,7 @@ export class PartitionLog {
    */
   append(buf: Buffer, opts: AppendOptions = {}): AppendResult {
     if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    this.dirState.check()
     const now = opts.now ?? Date.now()
     let count = 0
     let p = 0
@@ -359,7 +402,12 @@ export class PartitionLog {
     }
 
     const baseOffset = this.logEndOffset
-    const seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
+    let seg: LogSegment
+    try {
+      seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
+    } catch (err) {
+      throw this.dirState.fail(err, `rolling ${this.topic}-${this.partition}`)
+    }
     const epoch = opts.leaderEpoch ?? 0
     const stamp = opts.logAppendTime === true
     let next = baseOffset
@@ -371,19 +419,23 @@ export class PartitionLog {
       next += buf.readInt32BE(p + LAST_OFFSET_DELTA_AT) + 1
       p += size
     }
-    seg.append(buf, buf.length, now)
+    try {
+      seg.append(buf, buf.length, now)
+    } catch (err) {
+      throw this.dirState.fail(err, `write to ${seg.logPath}`)
+    }
     for (p = 0; p < buf.length; ) {
       const producerId = readInt64(buf, p + PRODUCER_ID_AT)
       if (producerId >= 0) {
         const firstOffset = readInt64(buf, p)
         const delta = buf.readInt32BE(p + LAST_OFFSET_DELTA_AT)
         const firstSeq = buf.readInt32BE(p + BASE_SEQUENCE_AT)
-        this.producers.update(producerId, buf.readInt16BE(p + PRODUCER_EPOCH_AT), {
-          firstSeq,
-          lastSeq: lastSeqOf(firstSeq, delta),
-          firstOffset,
-          lastOffset: firstOffset + delta,
-        })
+        this.producers.update(
+          producerId,
+          buf.readInt16BE(p + PRODUCER_EPOCH_AT),
+          { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
+          readInt64(buf, p + MAX_TIMESTAMP_AT),
+        )
       }
       p += LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
     }
@@ -405,6 +457,7 @@ export class PartitionLog {
    */
   async read(offset: number, maxBytes: number, minOneBatch = true): Promise<ReadResult> {
     if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    this.dirState.check()
     const leo = this.logEndOffset
     const start = this._logStartOffset
     if (offset < start || offset > leo) throw new OffsetOutOfRangeError(offset, start, leo)
@@ -506,10 +559,15 @@ export class PartitionLog {
     const old = this.active
     if (old.isEmpty) return old
     old.onBecomeInactive()
-    const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now)
+    const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now, this.fs)
     this.segments.push(seg)
+    this.dirSyncPending = true
     // As Kafka does at roll: a producer-state snapshot bounds the replay after a crash.
-    this.producers.writeSnapshot(this.dir, seg.baseOffset, false)
+    // Taken now, written off the event loop.
+    const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, this.snapshotting)
+    this.snapshotting = snap.catch((err: unknown) => {
+      this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
+    })
     // As Kafka does on roll: sync the finished segment in the background, which
     // also moves the recovery point to the new segment.
     this.flush().catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
@@ -522,6 +580,9 @@ export class PartitionLog {
    * a call made while a flush runs waits for one more flush after it.
    */
   flush(): Promise<void> {
+    // Never retry an fsync after a failure: the kernel may have dropped the dirty
+    // pages and report success for data that is gone.
+    if (this.dirState.offline) return Promise.reject(this.dirState.fail(undefined, 'flush'))
     if (this.flushRunning !== null) {
       this.flushQueued ??= this.flushRunning.then(
         () => {
@@ -545,7 +606,17 @@ export class PartitionLog {
   private async doFlush(): Promise<void> {
     const target = this.logEndOffset
     const messages = this.unflushedMessages
-    for (const s of this.segments.filter((seg) => seg.dirty)) await s.flush()
+    const syncDir = this.dirSyncPending
+    const syncParent = this.parentSyncPending
+    this.dirSyncPending = false
+    this.parentSyncPending = false
+    try {
+      for (const s of this.segments.filter((seg) => seg.dirty)) await s.flush()
+      if (syncDir) await fsyncDirAsync(this.fs, this.dir)
+      if (syncParent) await fsyncDirAsync(this.fs, dirname(this.dir))
+    } catch (err) {
+      throw this.dirState.fail(err, `fsync of ${this.topic}-${this.partition}`)
+    }
     if (target > this.recoveryPoint) this.recoveryPoint = target
     this.unflushedMessages = Math.max(0, this.unflushedMessages - messages)
     this.lastFlushTime = Date.now()
@@ -554,17 +625,28 @@ export class PartitionLog {
   /** Flushes, writes the indexes and closes every segment (files stay). */
   async close(): Promise<void> {
     if (this.closed) return
-    await this.flush()
+    if (!this.dirState.offline) {
+      await this.flush().catch(() => {})
+      await this.snapshotting
+    }
     this.closed = true
+    if (this.dirState.offline) {
+      // Write nothing more to a failed directory: release the descriptors only.
+      for (const s of this.segments) s.abandon()
+      throw this.dirState.fail(undefined, 'close')
+    }
     this.active.onBecomeInactive()
-    this.producers.writeSnapshot(this.dir, this.logEndOffset, true)
+    this.producers.writeSnapshot(this.dir, this.logEndOffset, true, this.fs)
     for (const s of this.segments) s.close()
   }
 
-  /** Deletes every segment (topic deletion); readers holding one finish first. */
-  deleteAll(): void {
+  /**
+   * Stops the log for a topic deletion, leaving its files for the caller to
+   * rename aside and remove; readers holding a segment finish first.
+   */
+  discard(): void {
     this.closed = true
-    for (const s of this.segments.splice(0)) s.delete()
+    for (const s of this.segments.splice(0)) s.discard()
   }
 
   private maybeRoll(incoming: number, now: number, lastOffset: number): LogSegment {

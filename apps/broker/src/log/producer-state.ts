@@ -2,8 +2,16 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ErrorCodes, TidelogError } from '@tidelog/protocol'
 import { writeFileAtomicSync } from './checkpoint.js'
+import { type LogFileSystem, writeFileAtomicWith } from './file-system.js'
+import { UnsupportedFormatError } from './errors.js'
 
 export const PRODUCER_SNAPSHOT = 'producer-state.snapshot'
+/**
+ * The snapshot layout this release writes. One without a version is read as
+ * version 1; a newer one stops startup (UnsupportedFormatError) instead of
+ * being dropped as damage, so a later release can change the layout.
+ */
+export const PRODUCER_SNAPSHOT_VERSION = 1
 
 /** Kafka keeps the metadata of this many recent batches per producer for duplicate detection. */
 export const MAX_BATCHES_PER_PRODUCER = 5
@@ -19,7 +27,14 @@ interface ProducerEntry {
   epoch: number
   /** Oldest first, at most MAX_BATCHES_PER_PRODUCER. */
   batches: ProducerBatch[]
+  /** maxTimestamp of its last batch: what producer.id.expiration.ms is measured from, as in Kafka. */
+  lastTimestamp: number
 }
+
+/** Kafka's producer.id.expiration.ms default (KIP-854): one day. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000
+/** Kafka's producer.id.expiration.check.interval.ms default: ten minutes. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000
 
 /** A produce that breaks the idempotent producer's rules; carries Kafka's error code. */
 export class ProducerStateError extends TidelogError {
@@ -63,12 +78,9 @@ export class ProducerStateManager {
    */
   check(producerId: number, epoch: number, firstSeq: number, lastSeq: number): ProducerBatch | undefined {
     const entry = this.producers.get(producerId)
-    if (entry === undefined) {
-      if (firstSeq !== 0) {
-        throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} is unknown here and starts at sequence ${firstSeq}, not 0`)
-      }
-      return undefined
-    }
+    // A producer with no state here (new, expired by producer.id.expiration.ms, or whose
+    // batches retention removed) may start at any sequence, as Kafka accepts since KIP-360.
+    if (entry === undefined) return undefined
     if (epoch < entry.epoch) {
       throw new ProducerStateError(ErrorCodes.INVALID_PRODUCER_EPOCH, `producer ${producerId} epoch ${epoch} is older than the current epoch ${entry.epoch}`)
     }
@@ -87,15 +99,19 @@ export class ProducerStateManager {
     return undefined
   }
 
-  /** Records an appended batch (also used while replaying the log, so it never throws). */
-  update(producerId: number, epoch: number, batch: ProducerBatch): void {
+  /**
+   * Records an appended batch whose largest timestamp is `timestamp` (also used
+   * while replaying the log, so it never throws).
+   */
+  update(producerId: number, epoch: number, batch: ProducerBatch, timestamp: number): void {
     let entry = this.producers.get(producerId)
     if (entry === undefined || epoch > entry.epoch) {
-      entry = { epoch, batches: [] }
+      entry = { epoch, batches: [], lastTimestamp: timestamp }
       this.producers.set(producerId, entry)
     } else if (epoch < entry.epoch) {
       return
     }
+    entry.lastTimestamp = timestamp
     entry.batches.push(batch)
     if (entry.batches.length > MAX_BATCHES_PER_PRODUCER) entry.batches.shift()
   }
@@ -104,27 +120,78 @@ export class ProducerStateManager {
     this.producers.clear()
   }
 
-  /** Writes the state as of `offset` (the log end it reflects), atomically. */
-  writeSnapshot(dir: string, offset: number, durable: boolean): void {
-    const producers = [...this.producers].map(([pid, e]) => [pid, e.epoch, e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset])])
-    writeFileAtomicSync(join(dir, PRODUCER_SNAPSHOT), JSON.stringify({ version: 1, offset, producers }), durable)
+  /**
+   * Forgets producers whose last batch is at least `expirationMs` older than
+   * `now` (Kafka's removeExpiredProducers), so the state does not grow with
+   * every producer that ever wrote. Returns how many were removed.
+   */
+  removeExpired(now: number, expirationMs: number): number {
+    let n = 0
+    for (const [pid, e] of this.producers) {
+      if (now - e.lastTimestamp >= expirationMs) {
+        this.producers.delete(pid)
+        n++
+      }
+    }
+    return n
   }
 
-  /** Loads a snapshot; returns the offset it reflects, or -1 when there is none (or it is unreadable). */
-  loadSnapshot(dir: string): number {
-    let parsed: { offset?: unknown; producers?: unknown }
+  private snapshotText(offset: number): string {
+    const producers = [...this.producers].map(([pid, e]) => [
+      pid,
+      e.epoch,
+      e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset]),
+      e.lastTimestamp,
+    ])
+    return JSON.stringify({ version: PRODUCER_SNAPSHOT_VERSION, offset, producers })
+  }
+
+  /** Writes the state as of `offset` (the log end it reflects), atomically. */
+  writeSnapshot(dir: string, offset: number, durable: boolean, fs?: LogFileSystem): void {
+    writeFileAtomicSync(join(dir, PRODUCER_SNAPSHOT), this.snapshotText(offset), durable, fs)
+  }
+
+  /**
+   * The same off the event loop: the state is taken now, and written on the
+   * libuv pool once `after` settles (so writes to one directory stay in
+   * order). Not fsynced: a lost snapshot only means a longer replay.
+   */
+  writeSnapshotAsync(fs: LogFileSystem, dir: string, offset: number, after: Promise<unknown>): Promise<void> {
+    const text = this.snapshotText(offset)
+    return after.then(
+      () => writeFileAtomicWith(fs, join(dir, PRODUCER_SNAPSHOT), text, false),
+      () => writeFileAtomicWith(fs, join(dir, PRODUCER_SNAPSHOT), text, false),
+    )
+  }
+
+  /**
+   * Loads a snapshot; returns the offset it reflects, or -1 when there is none
+   * (or it is unreadable: the log is replayed instead). Throws
+   * UnsupportedFormatError for a snapshot written by a newer release.
+   */
+  loadSnapshot(dir: string, now = Date.now()): number {
+    const path = join(dir, PRODUCER_SNAPSHOT)
+    let parsed: { version?: unknown; offset?: unknown; producers?: unknown }
     try {
-      parsed = JSON.parse(readFileSync(join(dir, PRODUCER_SNAPSHOT), 'utf8')) as typeof parsed
+      parsed = JSON.parse(readFileSync(path, 'utf8')) as typeof parsed
     } catch {
       return -1
     }
+    if (parsed === null || typeof parsed !== 'object') return -1
+    const version = parsed.version ?? 1
+    if (typeof version === 'number' && Number.isInteger(version) && version > PRODUCER_SNAPSHOT_VERSION) {
+      throw new UnsupportedFormatError(path, version, PRODUCER_SNAPSHOT_VERSION)
+    }
+    if (version !== PRODUCER_SNAPSHOT_VERSION) return -1
     if (typeof parsed.offset !== 'number' || !Array.isArray(parsed.producers)) return -1
     this.producers.clear()
-    for (const p of parsed.producers as [number, number, [number, number, number, number][]][]) {
+    for (const p of parsed.producers as [number, number, [number, number, number, number][], number?][]) {
       if (!Array.isArray(p) || !Array.isArray(p[2])) continue
       this.producers.set(p[0], {
         epoch: p[1],
         batches: p[2].map(([firstSeq, lastSeq, firstOffset, lastOffset]) => ({ firstSeq, lastSeq, firstOffset, lastOffset })),
+        // Snapshots from before expiration was tracked: the clock starts at load.
+        lastTimestamp: typeof p[3] === 'number' ? p[3] : now,
       })
     }
     return parsed.offset

@@ -1,15 +1,4 @@
-import {
-  closeSync,
-  fstatSync,
-  fsync,
-  fsyncSync,
-  ftruncateSync,
-  openSync,
-  read,
-  readSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs'
+import { fstatSync, read, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '@tidelog/protocol'
 import {
@@ -23,6 +12,7 @@ import {
   readInt64,
   segmentFileName,
 } from './format.js'
+import { type LogFileSystem, defaultFileSystem, fsyncAsync } from './file-system.js'
 import { OffsetIndex } from './offset-index.js'
 import { TimeIndex } from './time-index.js'
 
@@ -109,6 +99,7 @@ export class LogSegment {
     readonly indexIntervalBytes: number,
     now: number,
     lastModified: number,
+    readonly fs: LogFileSystem,
   ) {
     this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
     this.size = size
@@ -120,22 +111,27 @@ export class LogSegment {
   }
 
   /** Creates an empty segment (replacing any files of that name). */
-  static create(dir: string, baseOffset: number, indexIntervalBytes: number, now: number): LogSegment {
-    const fd = openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'w+')
-    const seg = new LogSegment(dir, baseOffset, fd, 0, indexIntervalBytes, now, now)
-    seg.offsetIndex.persist()
-    seg.timeIndex.persist()
+  static create(dir: string, baseOffset: number, indexIntervalBytes: number, now: number, fs: LogFileSystem = defaultFileSystem): LogSegment {
+    const fd = fs.openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'w+')
+    const seg = new LogSegment(dir, baseOffset, fd, 0, indexIntervalBytes, now, now, fs)
+    try {
+      seg.offsetIndex.persist(fs)
+      seg.timeIndex.persist(fs)
+    } catch (err) {
+      seg.close()
+      throw err
+    }
     return seg
   }
 
   /** Opens an existing segment; the caller then either resumes its indexes or recovers it. */
-  static open(dir: string, baseOffset: number, indexIntervalBytes: number, now: number): LogSegment {
-    const fd = openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'r+')
+  static open(dir: string, baseOffset: number, indexIntervalBytes: number, now: number, fs: LogFileSystem = defaultFileSystem): LogSegment {
+    const fd = fs.openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'r+')
     try {
       const st = fstatSync(fd)
-      return new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs)
+      return new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs, fs)
     } catch (err) {
-      closeSync(fd)
+      fs.closeSync(fd)
       throw err
     }
   }
@@ -182,12 +178,12 @@ export class LogSegment {
     const position = this.size
     let done = 0
     try {
-      while (done < length) done += writeSync(this.fd, buf, done, length - done, position + done)
+      while (done < length) done += this.fs.writeSync(this.fd, buf, done, length - done, position + done)
     } catch (err) {
       // Leave no partial batch behind: the next append must land on a boundary.
       if (done > 0) {
         try {
-          ftruncateSync(this.fd, position)
+          this.fs.ftruncateSync(this.fd, position)
         } catch {
           // The recovery scan on the next start truncates it.
         }
@@ -340,8 +336,8 @@ export class LogSegment {
   /** Writes index entries not yet on disk. */
   persistIndexes(): void {
     if (this.state === 'deleted') return
-    this.offsetIndex.persist()
-    this.timeIndex.persist()
+    this.offsetIndex.persist(this.fs)
+    this.timeIndex.persist(this.fs)
   }
 
   /** fsyncs the log file (indexes are rebuilt or resumed from it, so they are not synced). */
@@ -351,7 +347,7 @@ export class LogSegment {
     this.dirty = false
     this.retain()
     try {
-      await new Promise<void>((resolve, reject) => fsync(this.fd, (err) => (err === null ? resolve() : reject(err))))
+      await fsyncAsync(this.fs, this.fd)
     } catch (err) {
       this.dirty = true
       throw err
@@ -363,7 +359,7 @@ export class LogSegment {
   flushSync(): void {
     if (!this.fdOpen) return
     this.persistIndexes()
-    fsyncSync(this.fd)
+    this.fs.fsyncSync(this.fd)
     this.dirty = false
   }
 
@@ -379,7 +375,7 @@ export class LogSegment {
 
   /** Cuts the log at `position` (a batch boundary) and forgets index entries past it. */
   truncateTo(position: number): void {
-    ftruncateSync(this.fd, position)
+    this.fs.ftruncateSync(this.fd, position)
     this.size = position
     this.offsetIndex.truncateToPosition(position)
   }
@@ -457,6 +453,24 @@ export class LogSegment {
     if (this.refs === 0) this.closeFd()
   }
 
+  /** Closes without writing anything (the directory is offline after a storage failure). */
+  abandon(): void {
+    if (this.state !== 'open') return
+    this.state = 'closed'
+    if (this.refs === 0) this.closeFd()
+  }
+
+  /**
+   * Stops using the segment without touching its files (its directory is being
+   * renamed aside for deletion, which must stay undoable until committed):
+   * nothing more is written, and readers holding it finish on the descriptor.
+   */
+  discard(): void {
+    if (this.state === 'deleted') return
+    this.state = 'deleted'
+    if (this.refs === 0) this.closeFd()
+  }
+
   /**
    * Removes the files now; the descriptor stays valid for readers that hold the
    * segment and is closed after the last one releases it.
@@ -466,7 +480,7 @@ export class LogSegment {
     this.state = 'deleted'
     for (const p of [this.logPath, this.offsetIndex.path, this.timeIndex.path]) {
       try {
-        unlinkSync(p)
+        this.fs.unlinkSync(p)
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
       }
@@ -477,6 +491,6 @@ export class LogSegment {
   private closeFd(): void {
     if (!this.fdOpen) return
     this.fdOpen = false
-    closeSync(this.fd)
+    this.fs.closeSync(this.fd)
   }
 }

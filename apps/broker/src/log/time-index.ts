@@ -1,3 +1,4 @@
+import { type LogFileSystem, defaultFileSystem } from './file-system.js'
 import { persistEntries, readEntries } from './index-file.js'
 import { TIME_INDEX_ENTRY } from './format.js'
 
@@ -96,7 +97,7 @@ export class TimeIndex {
     this.rewrite = true
   }
 
-  persist(): void {
+  persist(fs: LogFileSystem = defaultFileSystem): void {
     if (!this.rewrite && this.persisted === this.n) return
     const from = this.rewrite ? 0 : this.persisted
     const out = Buffer.allocUnsafe((this.n - from) * TIME_INDEX_ENTRY)
@@ -104,7 +105,7 @@ export class TimeIndex {
       out.writeBigInt64BE(BigInt(this.ts[i]!), o)
       out.writeInt32BE(this.rel[i]!, o + 8)
     }
-    persistEntries(this.path, out, this.rewrite)
+    persistEntries(fs, this.path, out, this.rewrite)
     this.persisted = this.n
     this.rewrite = false
   }

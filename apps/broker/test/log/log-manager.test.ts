@@ -108,8 +108,14 @@ describe('LogManager', () => {
     const mgr = LogManager.open({ dataDir })
     mgr.getOrCreate('gone', 0).append(makeBatch(1))
     expect(mgr.deletePartition('gone', 0)).toBe(true)
-    expect(readdirSync(dataDir).some((f) => f.startsWith('gone'))).toBe(false)
+    // Renamed aside at once, under Kafka's `<topic>-<partition>.<uniqueId>-delete` name...
+    const names = readdirSync(dataDir).filter((f) => f.startsWith('gone'))
+    expect(names).toHaveLength(1)
+    expect(names[0]).toMatch(/^gone-0\.[0-9a-f]{32}-delete$/)
     expect(mgr.get('gone', 0)).toBeUndefined()
+    // ...and removed off the event loop.
+    await mgr.backgroundDone()
+    expect(readdirSync(dataDir).some((f) => f.startsWith('gone'))).toBe(false)
     await mgr.close()
   })
 
