@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { type LogFileSystem, defaultFileSystem, fsyncDirSyncWith, writeFileAtomicWith } from './file-system.js'
+import { type LogFileSystem, defaultFileSystem, fsyncDirAsync, fsyncDirSyncWith, writeFileAtomicWith } from './file-system.js'
 
 /**
  * Replaces `path` with `data` so that a crash leaves either the old or the new
@@ -31,6 +31,11 @@ export function writeFileAtomic(path: string, data: string | Buffer): Promise<vo
 
 export function fsyncDirSync(dir: string): void {
   fsyncDirSyncWith(defaultFileSystem, dir)
+}
+
+/** fsync a directory on the libuv pool (after a rename or a create in it). */
+export function fsyncDir(dir: string): Promise<void> {
+  return fsyncDirAsync(defaultFileSystem, dir)
 }
 
 // Kafka's offset checkpoint layout: a version line, a count line, then one
