@@ -236,11 +236,11 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
       void trickle(s, 6 * MiB)
     }
     // Sample while they push: the largest growth seen is what counts. Without a
-    // budget, wait (under load, up to 15 s) until the broker has read nearly all.
+    // budget, wait (under load, up to 15 s) until the broker has read half of it.
     let heldMiB = 0
     let rssMiB = 0
     const deadline = Date.now() + (queuedMaxRequestBytes > 0 ? 1700 : 15_000)
-    while (Date.now() < deadline && !(queuedMaxRequestBytes <= 0 && heldMiB > 120)) {
+    while (Date.now() < deadline && !(queuedMaxRequestBytes <= 0 && heldMiB > 72)) {
       await new Promise((r) => setTimeout(r, 100))
       const now = process.memoryUsage()
       heldMiB = Math.max(heldMiB, (now.arrayBuffers - before.arrayBuffers) / MiB)
@@ -266,7 +266,8 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     // However often reading pauses and resumes, it is logged once per interval.
     expect(bounded.warnings).toEqual([expect.stringMatching(/^requests hold \d+ bytes, the queued\.max\.request\.bytes limit of 8388608: reading paused on all \d+ connection\(s\) until answers free memory$/)])
     const unbounded = await hogs(-1)
-    expect(unbounded.heldMiB).toBeGreaterThan(100)
+    // Garbage of the first run freed meanwhile can hide some of it; three times the bound is plenty.
+    expect(unbounded.heldMiB).toBeGreaterThan(72)
     expect(unbounded.answeredAfterHogsLeft).toBe(true)
   })
 
