@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { type FileHandle, open as openFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Reader, Writer, crc32c } from '@tidelog/protocol'
@@ -96,6 +96,8 @@ export class OffsetsStore {
   private readonly pieceBytes: number
   private readonly flushTimer: NodeJS.Timeout | undefined
   private closed = false
+  /** Set when a failed append left bytes that could not be removed. */
+  private broken: string | null = null
 
   private constructor(
     readonly dir: string,
@@ -280,8 +282,22 @@ export class OffsetsStore {
 
   private append(buf: Buffer, records: number): void {
     if (this.closed || this.fd < 0) throw new Error(`${this.path} is closed`)
+    if (this.broken !== null) throw new Error(`${this.path} takes no more writes until a restart: ${this.broken}`)
     let done = 0
-    while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done)
+    try {
+      while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done)
+    } catch (err) {
+      // A torn record (ENOSPC halfway) would end the file at the next load and hide every record
+      // appended after it: cut it off. If that fails too, refuse appends rather than bury them.
+      if (done > 0) {
+        try {
+          ftruncateSync(this.fd, this.fileBytes)
+        } catch (cut) {
+          this.broken = `a torn write could not be cut off (${(cut as Error).message})`
+        }
+      }
+      throw err
+    }
     this.fileBytes += buf.length
     this.unflushed += records
     if (this.tail !== null) {
