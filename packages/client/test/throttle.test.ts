@@ -4,7 +4,7 @@
  * time has passed; older versions, where the broker already delayed its answer, are not held.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { Fetch, Heartbeat, Metadata, type FetchRequest } from '@tidelog/protocol'
+import { Fetch, Heartbeat, Metadata, Produce, type FetchRequest } from '@tidelog/protocol'
 import { Admin, Connection, KafkaConnectionError, type Logger } from '@tidelog/client'
 import { FakeBroker, fakeCluster, type FakeRequest } from './fake-broker.js'
 
@@ -54,9 +54,10 @@ function throttleFirst(answer: (ms: number) => unknown, ms: number) {
 
 describe('KIP-219 throttling in the connection', () => {
   const cases = [
-    { name: 'Fetch v8+', api: Fetch, body: fetchBody, answer: fetchAnswer, version: undefined as number | undefined },
-    { name: 'Metadata v6+ (admin)', api: Metadata, body: { topics: null }, answer: metadataAnswer, version: undefined },
-    { name: 'Heartbeat v2+ (group)', api: Heartbeat, body: { groupId: 'g', generationId: 1, memberId: 'm' }, answer: (t: number) => ({ throttleTimeMs: t, errorCode: 0 }), version: undefined },
+    { name: 'Fetch v8+', api: Fetch, body: fetchBody, answer: fetchAnswer },
+    { name: 'Metadata v6+ (admin)', api: Metadata, body: { topics: null }, answer: metadataAnswer },
+    { name: 'Produce v6+', api: Produce, body: { acks: -1, timeoutMs: 1000, topicData: [] }, answer: (t: number) => ({ throttleTimeMs: t, responses: [] }) },
+    { name: 'Heartbeat v2+ (group)', api: Heartbeat, body: { groupId: 'g', generationId: 1, memberId: 'm' }, answer: (t: number) => ({ throttleTimeMs: t, errorCode: 0 }) },
   ] as const
   for (const c of cases) {
     it(`holds the next request until throttle_time_ms has passed: ${c.name}`, async () => {
