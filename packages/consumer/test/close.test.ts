@@ -4,7 +4,7 @@
  * does; and the failures of auto-commit, heartbeats and LeaveGroup are logged at warn.
  */
 import { performance } from 'node:perf_hooks'
-import type { Logger } from '@tidelog/client'
+import { Admin, type Logger } from '@tidelog/client'
 import { Consumer, type ConsumerOptions, type RebalanceListener } from '@tidelog/consumer'
 import { describe, expect, it } from 'vitest'
 import { cleanup, sleep, startTestBroker } from './helpers/broker.js'
@@ -97,6 +97,30 @@ describe('close()', () => {
     await consumer.commit()
     await consumer.close({ timeoutMs: 5000 })
   }, 15_000)
+
+  it('reports a LeaveGroup the coordinator refuses (a fenced static member) at warn; the member that took over stays', async () => {
+    const { brokers } = await startTestBroker(2)
+    const admin = new Admin({ brokers })
+    cleanup(() => admin.close())
+    const log = capture()
+    const member = (logger?: Logger) => {
+      const c = new Consumer({ brokers, groupId: 'static-group', groupInstanceId: 'app-1', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 5000, logger })
+      cleanup(() => c.close({ timeoutMs: 1000 }))
+      return c
+    }
+    const old = member(log.logger)
+    await old.subscribe(['bounded'])
+    await waitFor(() => old.generation !== undefined, 10_000, 'the first process joins')
+    // A second process with the same instance id takes over (KIP-345): the first is fenced.
+    const next = member()
+    await next.subscribe(['bounded'])
+    await waitFor(() => next.generation !== undefined, 10_000, 'the second process joins')
+    // Before its next heartbeat (5 s) tells it, the fenced one closes, asking to leave.
+    await old.close({ leaveGroup: true, commit: false, timeoutMs: 3000 })
+    expect(log.saw('warn', /^LeaveGroup failed/)).toBe(true)
+    const [group] = await admin.describeGroups(['static-group'])
+    expect(group!.members.map((m) => m.memberId)).toEqual([next.generation!.memberId])
+  }, 20_000)
 
   it('logs auto-commit, heartbeat and LeaveGroup failures at warn', async () => {
     const log = capture()
