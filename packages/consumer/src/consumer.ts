@@ -337,7 +337,7 @@ export class Consumer extends EventEmitter {
     const source =
       offsets !== undefined
         ? offsets.map((o) => ({ ...o }))
-        : () => this.assignment.list().filter((s) => s.hasPosition && !s.revoking).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
+        : () => this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
     this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
   }
 
