@@ -44,7 +44,8 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
 /** Waits for `p` at most `ms`: true if it settled (a rejection is rethrown), false if time ran out (p goes on). */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)))
+  // setTimeout treats anything past 2^31-1 ms (Infinity included) as 1 ms.
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, 0x7fffffff), false)))
   try {
     return await Promise.race([p.then(() => true), late])
   } finally {

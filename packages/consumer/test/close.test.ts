@@ -92,11 +92,18 @@ describe('close()', () => {
     expect(committed.map((c) => c.offset)).toEqual([5n, 5n])
   }, 15_000)
 
-  it('refuses a negative timeoutMs with a TypeError and stays open', async () => {
-    const { consumer } = await readingMember()
+  it('refuses a negative timeoutMs with a TypeError and stays open; Infinity waits for everything', async () => {
+    const log = capture()
+    const { brokers, consumer } = await readingMember({ logger: log.logger })
     await expect(consumer.close({ timeoutMs: -1 })).rejects.toThrow(TypeError)
     await consumer.commit()
-    await consumer.close({ timeoutMs: 5000 })
+    // No limit: Infinity must not be taken for "at once" by the timers (setTimeout would).
+    await consumer.close({ timeoutMs: Infinity })
+    expect(log.saw('warn', /did not finish in time|still busy/)).toBe(false)
+    const admin = new Admin({ brokers })
+    cleanup(() => admin.close())
+    const [group] = await admin.describeGroups(['bounded-group'])
+    expect(group!.members).toHaveLength(0)
   }, 15_000)
 
   it('reports a LeaveGroup the coordinator refuses (a fenced static member) at warn; the member that took over stays', async () => {
