@@ -44,7 +44,8 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
 /** Waits for `p` at most `ms`: true if it settled (a rejection is rethrown), false if time ran out (p goes on). */
 async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)))
+  // setTimeout treats anything past 2^31-1 ms (Infinity included) as 1 ms.
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, 0x7fffffff), false)))
   try {
     return await Promise.race([p.then(() => true), late])
   } finally {
@@ -337,7 +338,7 @@ export class Consumer extends EventEmitter {
     const source =
       offsets !== undefined
         ? offsets.map((o) => ({ ...o }))
-        : () => this.assignment.list().filter((s) => s.hasPosition && !s.revoking).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
+        : () => this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
     this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
   }
 

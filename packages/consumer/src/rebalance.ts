@@ -27,7 +27,18 @@ export interface RebalanceDeps {
  * member's), assignment (add, run the listener, look positions up).
  */
 export class Rebalance {
+  /** Partitions being dropped as lost: nothing may be committed for them any more. */
+  private readonly lost = new WeakSet<PartitionState>()
+
   constructor(private readonly d: RebalanceDeps) {}
+
+  /**
+   * Whether commit() may include the partition: every assigned one with a position, those being
+   * revoked too (Java's commitSync() in onPartitionsRevoked commits them), but not lost ones.
+   */
+  committable(s: PartitionState): boolean {
+    return s.hasPosition && !this.lost.has(s)
+  }
 
   /**
    * Revokes partitions of `generation`. `commitTimeoutMs` (undefined: no commit) bounds the
@@ -73,7 +84,10 @@ export class Rebalance {
     const d = this.d
     const states = partitions.map((tp) => d.assignment.get(tp.topic, tp.partition)).filter((s): s is PartitionState => s !== undefined)
     if (states.length === 0) return
-    for (const s of states) s.revoking = true
+    for (const s of states) {
+      s.revoking = true
+      this.lost.add(s)
+    }
     d.fetcher.purge()
     d.delivery.abandonFrom(new Set(states))
     const list = sortPartitions(states.map((s) => s.toJSON()))

@@ -4,7 +4,7 @@
  * does; and the failures of auto-commit, heartbeats and LeaveGroup are logged at warn.
  */
 import { performance } from 'node:perf_hooks'
-import type { Logger } from '@tidelog/client'
+import { Admin, type Logger } from '@tidelog/client'
 import { Consumer, type ConsumerOptions, type RebalanceListener } from '@tidelog/consumer'
 import { describe, expect, it } from 'vitest'
 import { cleanup, sleep, startTestBroker } from './helpers/broker.js'
@@ -64,9 +64,10 @@ describe('close()', () => {
     const { broker, consumer } = await readingMember()
     await broker.close()
     // Before: the commit retried for defaultApiTimeoutMs (60 s), then LeaveGroup for requestTimeoutMs.
+    // The upper bounds leave room for a loaded machine; what matters is seconds, not a minute.
     const ms = await timed(consumer.close({ timeoutMs: 1000 }))
-    expect(ms).toBeGreaterThanOrEqual(900)
-    expect(ms).toBeLessThan(1600)
+    expect(ms).toBeGreaterThanOrEqual(800)
+    expect(ms).toBeLessThan(2500)
   }, 15_000)
 
   it('without timeoutMs bounds the group part by requestTimeoutMs, as Java does', async () => {
@@ -74,7 +75,7 @@ describe('close()', () => {
     await broker.close()
     const ms = await timed(consumer.close())
     expect(ms).toBeGreaterThanOrEqual(1000)
-    expect(ms).toBeLessThan(2000)
+    expect(ms).toBeLessThan(2800)
   }, 15_000)
 
   it('returns at timeoutMs when the revocation listener never settles; the commit before it went through', async () => {
@@ -83,7 +84,7 @@ describe('close()', () => {
     const { brokers, consumer } = await readingMember({ logger: log.logger }, hang)
     const ms = await timed(consumer.close({ timeoutMs: 800 }))
     expect(ms).toBeGreaterThanOrEqual(700)
-    expect(ms).toBeLessThan(1400)
+    expect(ms).toBeLessThan(2200)
     expect(log.saw('warn', /did not finish in time/)).toBe(true)
     const check = new Consumer({ brokers, groupId: 'bounded-group' })
     cleanup(() => check.close())
@@ -91,12 +92,43 @@ describe('close()', () => {
     expect(committed.map((c) => c.offset)).toEqual([5n, 5n])
   }, 15_000)
 
-  it('refuses a negative timeoutMs with a TypeError and stays open', async () => {
-    const { consumer } = await readingMember()
+  it('refuses a negative timeoutMs with a TypeError and stays open; Infinity waits for everything', async () => {
+    const log = capture()
+    const { brokers, consumer } = await readingMember({ logger: log.logger })
     await expect(consumer.close({ timeoutMs: -1 })).rejects.toThrow(TypeError)
     await consumer.commit()
-    await consumer.close({ timeoutMs: 5000 })
+    // No limit: Infinity must not be taken for "at once" by the timers (setTimeout would).
+    await consumer.close({ timeoutMs: Infinity })
+    expect(log.saw('warn', /did not finish in time|still busy/)).toBe(false)
+    const admin = new Admin({ brokers })
+    cleanup(() => admin.close())
+    const [group] = await admin.describeGroups(['bounded-group'])
+    expect(group!.members).toHaveLength(0)
   }, 15_000)
+
+  it('reports a LeaveGroup the coordinator refuses (a fenced static member) at warn; the member that took over stays', async () => {
+    const { brokers } = await startTestBroker(2)
+    const admin = new Admin({ brokers })
+    cleanup(() => admin.close())
+    const log = capture()
+    const member = (logger?: Logger) => {
+      const c = new Consumer({ brokers, groupId: 'static-group', groupInstanceId: 'app-1', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 5000, logger })
+      cleanup(() => c.close({ timeoutMs: 1000 }))
+      return c
+    }
+    const old = member(log.logger)
+    await old.subscribe(['bounded'])
+    await waitFor(() => old.generation !== undefined, 10_000, 'the first process joins')
+    // A second process with the same instance id takes over (KIP-345): the first is fenced.
+    const next = member()
+    await next.subscribe(['bounded'])
+    await waitFor(() => next.generation !== undefined, 10_000, 'the second process joins')
+    // Before its next heartbeat (5 s) tells it, the fenced one closes, asking to leave.
+    await old.close({ leaveGroup: true, commit: false, timeoutMs: 3000 })
+    expect(log.saw('warn', /^LeaveGroup failed/)).toBe(true)
+    const [group] = await admin.describeGroups(['static-group'])
+    expect(group!.members.map((m) => m.memberId)).toEqual([next.generation!.memberId])
+  }, 20_000)
 
   it('logs auto-commit, heartbeat and LeaveGroup failures at warn', async () => {
     const log = capture()

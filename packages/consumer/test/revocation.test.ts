@@ -31,14 +31,17 @@ interface Watched {
   membersInListener: number[]
 }
 
-async function member(brokers: string[], groupId: string, topic: string, admin?: Admin): Promise<Watched> {
-  const consumer = new Consumer(options(brokers, groupId))
+async function member(brokers: string[], groupId: string, topic: string, admin?: Admin, extra: Partial<ConsumerOptions> & { commitInListener?: boolean } = {}): Promise<Watched> {
+  const { commitInListener, ...more } = extra
+  const consumer = new Consumer({ ...options(brokers, groupId), ...more })
   const w: Watched = { consumer, read: 0, order: [], committedInListener: [], membersInListener: [] }
   consumer.on('offsets.committed', ({ offsets }: { offsets: { offset: bigint }[] }) => w.order.push(`committed ${offsets.map((o) => o.offset).join(',')}`))
   await consumer.subscribe([topic], {
     listener: {
       onPartitionsRevoked: async (partitions: TopicPartition[]) => {
         w.order.push(`revoked ${partitions.map((p) => p.partition).join(',')}`)
+        // The Java pattern without auto-commit: commitSync() in onPartitionsRevoked.
+        if (commitInListener === true) await consumer.commit()
         // Still assigned while the listener runs: committed() and position() work for them.
         w.committedInListener.push((await consumer.committed(partitions)).map((o) => o.offset))
         if (admin !== undefined) w.membersInListener.push((await admin.describeGroups([groupId]))[0]!.members.length)
@@ -84,5 +87,29 @@ describe('revocation order', () => {
     const [group] = await admin.describeGroups(['close-group'])
     expect(group!.members).toHaveLength(0)
     expect(group!.state).toBe('Empty')
+  }, 20_000)
+
+  it('without auto-commit, commit() in onPartitionsRevoked commits the revoked partitions (rebalance and close)', async () => {
+    const { brokers, producer } = await startTestBroker(2)
+    await producer.fill('manual', 2, 6)
+    const a = await member(brokers, 'manual-group', 'manual', undefined, { autoCommit: false, commitInListener: true })
+    await waitFor(() => a.read === 6, 10_000, 'everything read')
+    await sleep(100)
+    const b = await member(brokers, 'manual-group', 'manual', undefined, { autoCommit: false, commitInListener: true })
+    await waitFor(() => a.order.length >= 2, 10_000, 'the revocation and its commit')
+    // The listener's commit comes after the listener started: no auto-commit ran before it.
+    expect(a.order.slice(0, 2)).toEqual(['revoked 0,1', 'committed 3,3'])
+    await producer.fill('manual', 2, 4, { from: 6 })
+    await waitFor(() => a.read + b.read === 10, 10_000, 'the rest read by the two members')
+    await sleep(100)
+    const bOrder = b.order.length
+    await b.consumer.close()
+    // b closes: its listener commits what it holds of the 4 new records.
+    expect(b.order.slice(bOrder).filter((x) => x.startsWith('committed')).length).toBe(1)
+    const check = new Consumer({ brokers, groupId: 'manual-group' })
+    cleanup(() => check.close())
+    await a.consumer.close()
+    const committed = await check.committed([0, 1].map((partition) => ({ topic: 'manual', partition })))
+    expect(committed.map((c) => c.offset)).toEqual([5n, 5n])
   }, 20_000)
 })
