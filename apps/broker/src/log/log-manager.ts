@@ -295,6 +295,8 @@ export class LogManager {
 
   /** Applies retention to every partition now. Returns the segments deleted. */
   runRetention(now = Date.now()): number {
+    // An offline directory is left exactly as the failure found it.
+    if (this.dirState.offline) return 0
     let n = 0
     for (const log of this.logs.values()) {
       try {
@@ -388,6 +390,7 @@ export class LogManager {
   }
 
   private tick(): void {
+    if (this.dirState.offline) return
     const now = Date.now()
     let startMoved = false
     for (const log of this.logs.values()) {

@@ -535,7 +535,7 @@ export class PartitionLog {
    * does. Returns the number of segments deleted.
    */
   deleteOldSegments(now = Date.now()): number {
-    if (this.closed) return 0
+    if (this.closed || this.dirState.offline) return 0
     const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)
