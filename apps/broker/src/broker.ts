@@ -117,6 +117,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     isLive: (topic, partition) => partition < (listed.get(topic) ?? 0),
     producerIdExpirationMs: config.producerIdExpirationMs,
     producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
+    maxOpenFiles: config.maxOpenFiles,
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined

@@ -50,7 +50,7 @@ function values(records: Uint8Array): string[] {
 
 async function setup(fs: FaultyFs) {
   const dataDir = tempDir()
-  const { b, c } = await start({ dataDir, fs, flushMessages: 1 })
+  const { b, c } = await start({ dataDir, fs, flushMessages: 1, flushMs: 20, retentionCheckIntervalMs: 20 })
   await metadata(c, ['good', 'doomed'])
   expect((await produce(c, 'doomed', makeBatch([{ value: 'acked' }]))).errorCode).toBe(0)
   expect((await produce(c, 'good', makeBatch([{ value: 'good-0' }]))).errorCode).toBe(0)
@@ -80,6 +80,9 @@ describe('a failed fsync or write takes the log directory offline', () => {
       expect(t.errorCode).toBe(0)
       expect(t.partitions[0]).toMatchObject({ errorCode: ErrorCodes.KAFKA_STORAGE_ERROR, offlineReplicas: [1] })
     }
+    // Timers (flush.ms, retention) leave the failed directory alone: no retried fsync, no deletion.
+    await new Promise((r) => setTimeout(r, 150))
+    expect(fs.fsyncs).toBe(fsyncsBefore)
     // Requests that need no log are still answered on the same connection.
     const versions = await c.request(ApiKeys.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
     expect(versions.errorCode).toBe(0)

@@ -15,6 +15,7 @@ export { OffsetOutOfRangeError, LogDirLockedError, LogClosedError, KafkaStorageE
 export { defaultFileSystem } from './file-system.js'
 export type { LogFileSystem } from './file-system.js'
 export { LogDirState } from './dir-failure.js'
+export { OpenFileLimiter } from './open-files.js'
 export { segmentFileName, parseSegmentFileName, partitionDirName, parsePartitionDirName } from './format.js'
 export { ProducerStateManager, ProducerStateError, PRODUCER_SNAPSHOT, PRODUCER_SNAPSHOT_VERSION, MAX_BATCHES_PER_PRODUCER } from './producer-state.js'
 export type { ProducerBatch } from './producer-state.js'

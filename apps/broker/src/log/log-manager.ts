@@ -9,6 +9,7 @@ import { LogClosedError } from './errors.js'
 import { type LogFileSystem, defaultFileSystem, fsyncDirAsync, rmAsync, writeFileAtomicWith } from './file-system.js'
 import { partitionDirName, parsePartitionDirName } from './format.js'
 import { type DataDirLock, lockDataDir } from './lock.js'
+import { OpenFileLimiter } from './open-files.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-log.js'
 import { DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS } from './producer-state.js'
 
@@ -42,6 +43,8 @@ export interface LogManagerOptions {
   producerIdExpirationMs?: number
   /** Kafka's producer.id.expiration.check.interval.ms (default ten minutes). */
   producerIdExpirationCheckIntervalMs?: number
+  /** The most segment files open at once (not a Kafka setting; default 1000). */
+  maxOpenFiles?: number
 }
 
 /**
@@ -67,6 +70,8 @@ export class LogManager {
   /** Background file work (removals of deleted partitions, metadata writes) that close() waits for. */
   private readonly background = new Set<Promise<unknown>>()
   private readonly producerIdExpirationMs: number | undefined
+  /** Caps the segment files held open by all the logs together. */
+  readonly files: OpenFileLimiter
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -78,6 +83,7 @@ export class LogManager {
     this.fs = opts.fs ?? defaultFileSystem
     this.dirState = new LogDirState(this.dataDir, this.logger)
     this.producerIdExpirationMs = opts.producerIdExpirationMs
+    this.files = new OpenFileLimiter(opts.maxOpenFiles ?? 1000)
   }
 
   /** The data directory was taken offline by a failed write or fsync. */
@@ -131,6 +137,7 @@ export class LogManager {
           logger,
           fs: mgr.fs,
           dirState: mgr.dirState,
+          files: mgr.files,
           ...(mgr.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: mgr.producerIdExpirationMs } : {}),
         })
         recovered += log.recovery.recoveredSegments
@@ -176,6 +183,7 @@ export class LogManager {
           logger: this.logger,
           fs: this.fs,
           dirState: this.dirState,
+          files: this.files,
           ...(this.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.producerIdExpirationMs } : {}),
         })
       } catch (err) {
@@ -287,6 +295,8 @@ export class LogManager {
 
   /** Applies retention to every partition now. Returns the segments deleted. */
   runRetention(now = Date.now()): number {
+    // An offline directory is left exactly as the failure found it.
+    if (this.dirState.offline) return 0
     let n = 0
     for (const log of this.logs.values()) {
       try {
@@ -380,6 +390,7 @@ export class LogManager {
   }
 
   private tick(): void {
+    if (this.dirState.offline) return
     const now = Date.now()
     let startMoved = false
     for (const log of this.logs.values()) {

@@ -34,6 +34,7 @@ import {
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, lastSeqOf } from './producer-state.js'
 import { recoverSegment } from './recovery.js'
 import { segmentsToDelete } from './retention.js'
+import type { OpenFileLimiter } from './open-files.js'
 import { LogSegment } from './segment.js'
 
 /** Per-partition settings (Kafka's topic-level configs of the same names). */
@@ -129,6 +130,8 @@ export interface PartitionLogOptions {
   dirState?: LogDirState
   /** Kafka's producer.id.expiration.ms: producers idle this long are forgotten (default one day). */
   producerIdExpirationMs?: number
+  /** Shared cap on open segment files (the data directory's --max-open-files); none when absent. */
+  files?: OpenFileLimiter
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -177,6 +180,7 @@ export class PartitionLog {
   /** The last producer-state snapshot write (they are written in order, off the event loop). */
   private snapshotting: Promise<void> = Promise.resolve()
   readonly producerIdExpirationMs: number
+  private readonly files: OpenFileLimiter | undefined
 
   private constructor(opts: PartitionLogOptions, segments: LogSegment[], recovery: RecoveryReport, now: number) {
     this.dir = opts.dir
@@ -193,6 +197,7 @@ export class PartitionLog {
     this.fs = opts.fs ?? defaultFileSystem
     this.dirState = opts.dirState ?? new LogDirState(dirname(opts.dir), this.logger)
     this.producerIdExpirationMs = opts.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS
+    this.files = opts.files
   }
 
   /**
@@ -246,7 +251,7 @@ export class PartitionLog {
     const segments: LogSegment[] = []
     try {
       for (let i = 0; i < bases.length; i++) {
-        const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now, fs)
+        const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now, fs, opts.files)
         const prev = segments[segments.length - 1]
         if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
           // A gap (or overlap) after a truncation: what follows cannot be served as one log.
@@ -256,7 +261,7 @@ export class PartitionLog {
           seg.delete()
           report.droppedSegments++
           for (let j = i + 1; j < bases.length; j++) {
-            LogSegment.open(opts.dir, bases[j]!, config.indexIntervalBytes, now, fs).delete()
+            LogSegment.open(opts.dir, bases[j]!, config.indexIntervalBytes, now, fs, opts.files).delete()
             report.droppedSegments++
           }
           break
@@ -290,7 +295,7 @@ export class PartitionLog {
         segments.push(seg)
       }
       if (segments.length === 0) {
-        segments.push(LogSegment.create(opts.dir, Math.max(opts.logStartOffset ?? 0, 0), config.indexIntervalBytes, now, fs))
+        segments.push(LogSegment.create(opts.dir, Math.max(opts.logStartOffset ?? 0, 0), config.indexIntervalBytes, now, fs, opts.files))
       }
     } catch (err) {
       for (const s of segments) s.close()
@@ -536,7 +541,7 @@ export class PartitionLog {
    * does. Returns the number of segments deleted.
    */
   deleteOldSegments(now = Date.now()): number {
-    if (this.closed) return 0
+    if (this.closed || this.dirState.offline) return 0
     const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)
@@ -559,7 +564,7 @@ export class PartitionLog {
     const old = this.active
     if (old.isEmpty) return old
     old.onBecomeInactive()
-    const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now, this.fs)
+    const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now, this.fs, this.files)
     this.segments.push(seg)
     this.dirSyncPending = true
     // As Kafka does at roll: a producer-state snapshot bounds the replay after a crash.

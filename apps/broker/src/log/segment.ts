@@ -14,6 +14,7 @@ import {
 } from './format.js'
 import { type LogFileSystem, defaultFileSystem, fsyncAsync } from './file-system.js'
 import { OffsetIndex } from './offset-index.js'
+import type { Evictable, OpenFileLimiter } from './open-files.js'
 import { TimeIndex } from './time-index.js'
 
 /** Where a batch sits in a segment. */
@@ -65,7 +66,7 @@ class Window {
  * segment deleted by retention while a fetch is reading it keeps its
  * descriptor (and, on POSIX, its unlinked data) until the last reader is done.
  */
-export class LogSegment {
+export class LogSegment implements Evictable {
   readonly logPath: string
   /** Bytes in the .log file. */
   size: number
@@ -89,18 +90,24 @@ export class LogSegment {
   private bytesSinceIndex = 0
   private refs = 0
   private state: 'open' | 'closed' | 'deleted' = 'open'
+  /** False once closed for good (closed, or deleted and released). */
   private fdOpen = true
+  /** The descriptor, or -1 while the open-file limiter has it closed. */
+  private handle: number
 
   private constructor(
     readonly dir: string,
     readonly baseOffset: number,
-    readonly fd: number,
+    fd: number,
     size: number,
     readonly indexIntervalBytes: number,
     now: number,
     lastModified: number,
     readonly fs: LogFileSystem,
+    private readonly files: OpenFileLimiter | undefined,
   ) {
+    this.handle = fd
+    files?.opened(this)
     this.logPath = join(dir, segmentFileName(baseOffset, LOG_SUFFIX))
     this.size = size
     this.nextOffset = baseOffset
@@ -111,9 +118,16 @@ export class LogSegment {
   }
 
   /** Creates an empty segment (replacing any files of that name). */
-  static create(dir: string, baseOffset: number, indexIntervalBytes: number, now: number, fs: LogFileSystem = defaultFileSystem): LogSegment {
+  static create(
+    dir: string,
+    baseOffset: number,
+    indexIntervalBytes: number,
+    now: number,
+    fs: LogFileSystem = defaultFileSystem,
+    files?: OpenFileLimiter,
+  ): LogSegment {
     const fd = fs.openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'w+')
-    const seg = new LogSegment(dir, baseOffset, fd, 0, indexIntervalBytes, now, now, fs)
+    const seg = new LogSegment(dir, baseOffset, fd, 0, indexIntervalBytes, now, now, fs, files)
     try {
       seg.offsetIndex.persist(fs)
       seg.timeIndex.persist(fs)
@@ -125,15 +139,51 @@ export class LogSegment {
   }
 
   /** Opens an existing segment; the caller then either resumes its indexes or recovers it. */
-  static open(dir: string, baseOffset: number, indexIntervalBytes: number, now: number, fs: LogFileSystem = defaultFileSystem): LogSegment {
+  static open(
+    dir: string,
+    baseOffset: number,
+    indexIntervalBytes: number,
+    now: number,
+    fs: LogFileSystem = defaultFileSystem,
+    files?: OpenFileLimiter,
+  ): LogSegment {
     const fd = fs.openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'r+')
     try {
       const st = fstatSync(fd)
-      return new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs, fs)
+      return new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs, fs, files)
     } catch (err) {
       fs.closeSync(fd)
       throw err
     }
+  }
+
+  /**
+   * The log file's descriptor, reopened if the open-file limiter closed it.
+   * Hold a reference (retain) across any await that uses it.
+   */
+  get fd(): number {
+    if (this.handle < 0) {
+      if (!this.fdOpen) throw new Error(`${this.logPath} is closed`)
+      this.handle = this.fs.openSync(this.logPath, 'r+')
+      this.files?.opened(this)
+    } else {
+      this.files?.touch(this)
+    }
+    return this.handle
+  }
+
+  /** Whether the descriptor is open now (the limiter may have closed it until the next use). */
+  get hasOpenFd(): boolean {
+    return this.handle >= 0
+  }
+
+  evict(): boolean {
+    if (this.handle < 0 || this.refs > 0 || this.state !== 'open') return false
+    const fd = this.handle
+    this.handle = -1
+    // Closing keeps written pages in the page cache; a later fsync on a new descriptor flushes them.
+    this.fs.closeSync(fd)
+    return true
   }
 
   get isEmpty(): boolean {
@@ -442,7 +492,9 @@ export class LogSegment {
   }
 
   release(): void {
-    if (--this.refs === 0 && this.state !== 'open') this.closeFd()
+    if (--this.refs !== 0) return
+    if (this.state !== 'open') this.closeFd()
+    else this.files?.trim()
   }
 
   /** Writes the indexes and closes (once no reader holds the segment). */
@@ -491,6 +543,8 @@ export class LogSegment {
   private closeFd(): void {
     if (!this.fdOpen) return
     this.fdOpen = false
-    this.fs.closeSync(this.fd)
+    this.files?.closed(this)
+    if (this.handle >= 0) this.fs.closeSync(this.handle)
+    this.handle = -1
   }
 }
