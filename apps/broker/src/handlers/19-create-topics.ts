@@ -1,4 +1,5 @@
 import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
+import { KafkaStorageError } from '../log/index.js'
 import { checkTopicConfigs, describeTopicConfigs } from '../topic-config.js'
 import { invalidTopicName } from '../topics.js'
 import { defineHandler } from './types.js'
@@ -54,7 +55,13 @@ export const createTopicsHandler = defineHandler({
       const configError = checkTopicConfigs(asked)
       if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
       for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
-      const topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
+      let topic
+      try {
+        topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
+      } catch (err) {
+        if (err instanceof KafkaStorageError) return fail(err.code, err.message)
+        throw err
+      }
       const result: CreateTopicsResponseCreatableTopicResult = { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
       if (v >= 5) {
         result.numPartitions = partitions
