@@ -83,6 +83,12 @@ describe('a failed fsync or write takes the log directory offline', () => {
     // Timers (flush.ms, retention) leave the failed directory alone: no retried fsync, no deletion.
     await new Promise((r) => setTimeout(r, 150))
     expect(fs.fsyncs).toBe(fsyncsBefore)
+    const created = await c.request(ApiKeys.CreateTopics, 7, {
+      topics: [{ name: 'fresh', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 1000,
+      validateOnly: false,
+    })
+    expect(created.topics[0].errorCode).toBe(ErrorCodes.KAFKA_STORAGE_ERROR)
     // Requests that need no log are still answered on the same connection.
     const versions = await c.request(ApiKeys.ApiVersions, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' })
     expect(versions.errorCode).toBe(0)

@@ -1,4 +1,5 @@
 import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
+import { KafkaStorageError } from '../log/index.js'
 import { checkTopicConfigs, describeTopicConfigs } from '../topic-config.js'
 import { TOO_MANY_PARTITIONS_PER_REQUEST, invalidTopicName } from '../topics.js'
 import { defineHandler } from './types.js'
@@ -80,7 +81,13 @@ export const createTopicsHandler = defineHandler({
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
       counted += partitions
       for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
-      const topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
+      let topic
+      try {
+        topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
+      } catch (err) {
+        if (err instanceof KafkaStorageError) return fail(err.code, err.message)
+        throw err
+      }
       const result: CreateTopicsResponseCreatableTopicResult = { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }
       if (v >= 5) {
         result.numPartitions = partitions

@@ -15,7 +15,11 @@ export const initProducerIdHandler = defineHandler({
     if (req.transactionalId !== null) {
       return { throttleTimeMs: 0, errorCode: ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 }
     }
-    return { throttleTimeMs: 0, errorCode: ErrorCodes.NONE, producerId: BigInt(ctx.broker.producerIds.allocate()), producerEpoch: 0 }
+    // The id block is made durable off the event loop; a failed write is a storage error.
+    return ctx.broker.producerIds.allocate().then(
+      (id) => ({ throttleTimeMs: 0, errorCode: ErrorCodes.NONE, producerId: BigInt(id), producerEpoch: 0 }),
+      () => ({ throttleTimeMs: 0, errorCode: ErrorCodes.KAFKA_STORAGE_ERROR, producerId: -1n, producerEpoch: -1 }),
+    )
   },
   errorResponse(_req, errorCode) {
     return { throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 }

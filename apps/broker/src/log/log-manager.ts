@@ -187,6 +187,8 @@ export class LogManager {
           ...(this.producerIdExpirationMs !== undefined ? { producerIdExpirationMs: this.producerIdExpirationMs } : {}),
         })
       } catch (err) {
+        // Only a failed file call is the disk's fault; anything else is reported as it is.
+        if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err
         throw this.dirState.fail(err, `creating ${name}`)
       }
       log.onAppend = this.onAppend

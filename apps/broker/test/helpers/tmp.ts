@@ -5,9 +5,9 @@ import { afterEach } from 'vitest'
 
 const dirs: string[] = []
 
-/** A fresh temp directory, removed after the test. */
-export function tempDir(prefix = 'tidelog-broker-'): string {
-  const d = mkdtempSync(join(tmpdir(), prefix))
+/** A fresh temp directory (under `base`, the OS temp dir by default), removed after the test. */
+export function tempDir(prefix = 'tidelog-broker-', base = tmpdir()): string {
+  const d = mkdtempSync(join(base, prefix))
   dirs.push(d)
   return d
 }
