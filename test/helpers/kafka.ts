@@ -11,6 +11,7 @@ import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { kafkaLibsVersion } from './peer-versions.js'
 
 const run = promisify(execFile)
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -54,6 +55,8 @@ export async function freePort(): Promise<number> {
 
 export interface KafkaNode {
   version: string
+  /** The version the running JVM reports (from the jars it loaded), for the peer record. */
+  runtimeVersion: string
   host: string
   port: number
   bootstrap: string
@@ -185,6 +188,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
   let stopped = false
   return {
     version,
+    runtimeVersion: kafkaLibsVersion(libs),
     host: '127.0.0.1',
     port,
     bootstrap: `127.0.0.1:${port}`,
@@ -222,6 +226,7 @@ export interface ClusterNode {
 
 export interface KafkaCluster {
   version: string
+  runtimeVersion: string
   bootstrap: string
   nodes: ClusterNode[]
   stop(): Promise<void>
@@ -291,6 +296,7 @@ export async function startKafkaCluster(options: StartKafkaOptions & { size?: nu
   let stopped = false
   return {
     version,
+    runtimeVersion: kafkaLibsVersion(libs),
     bootstrap: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
     nodes,
     async stop() {
@@ -300,6 +306,11 @@ export async function startKafkaCluster(options: StartKafkaOptions & { size?: nu
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** The Java client version javaTool() runs for `version` (what its AppInfoParser reports). */
+export async function javaClientVersion(version: string = KAFKA_VERSIONS.latest): Promise<string> {
+  return kafkaLibsVersion(await fetchKafka(version))
 }
 
 const TOOL_LOG4J = join(tmpdir(), 'tidelog-tools-log4j2.properties')
