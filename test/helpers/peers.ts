@@ -11,7 +11,7 @@
  * folder (scripts/compat-matrix.ts --check-run), so a row whose peer this run did not
  * exercise fails CI even though the committed record still lists it.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { afterEach, onTestFinished, type TestContext } from 'vitest'
 import { PEERS, RECORD_DIR, recordName, root, type Peer, type PeerRecord, type PeerUse } from './peer-record.js'
@@ -30,7 +30,10 @@ function write(testFile: string): void {
   const dirs = [RECORD_DIR, process.env.TIDELOG_PEERS_RUN].filter((d): d is string => !!d)
   for (const d of dirs) {
     mkdirSync(d, { recursive: true })
-    writeFileSync(join(d, recordName(testFile)), text)
+    // Renamed into place: test/readme.test.ts may read the record while npm test runs this file.
+    const file = join(d, recordName(testFile))
+    writeFileSync(`${file}.${process.pid}.tmp`, text)
+    renameSync(`${file}.${process.pid}.tmp`, file)
   }
 }
 
