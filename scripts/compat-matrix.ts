@@ -1,38 +1,65 @@
 /**
- * The README's compatibility table: which real peer was proven against which
- * tidelog part, in which direction, by which test. `npx tsx scripts/compat-matrix.ts
- * --write` refreshes README.md; test/readme.test.ts fails when the README and this
- * list disagree, or when a row names a test file that does not exist (so a row can
- * only stand while the test that proves it is in the suite CI runs).
+ * The README's compatibility table, built from what the tests recorded (test/helpers/
+ * peers.ts writes test/interop/peers/*.json): a row says which peers it proves and by
+ * which tests; the versions in its peer column are the ones those tests observed the
+ * peers report at run time, so a version or a peer no passing test ran cannot appear.
+ *
+ *   npx tsx scripts/compat-matrix.ts --write           refresh README.md from the committed record
+ *   npx tsx scripts/compat-matrix.ts --check-run DIR   CI, after the runs that wrote DIR
+ *                                                      (TIDELOG_PEERS_RUN): every row's peers
+ *                                                      were exercised in this run, at the
+ *                                                      versions the README shows
+ *
+ * The committed record is refreshed by running the tests of a row (the whole interop
+ * suite for all rows); a run restricted with -t rewrites a file's record with fewer tests,
+ * which test/readme.test.ts then reports as a README that no longer matches.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { readRecords, RECORD_DIR, type Peer, type PeerRecord } from '../test/helpers/peer-record.js'
 
 export interface CompatRow {
-  peer: string
+  /** Peers the row claims; each must be on record for at least one of `tests`. */
+  peers: Peer[]
   direction: string
+  /** What is proven, without versions (those come from the record). */
   what: string
   /** Test files (from the repo root) whose passing run is the evidence. */
   tests: string[]
 }
 
+/** How a peer is named in the table (where it comes from, when that matters). */
+const LABEL: Record<Peer, string> = {
+  'Apache Kafka': 'Apache Kafka',
+  'Java client': 'Java client',
+  kcat: 'kcat (Debian)',
+  'kafka-python': 'kafka-python (Debian)',
+  'confluent-kafka': 'confluent-kafka (Debian)',
+  kafkajs: 'kafkajs',
+  'zstd CLI': 'zstd CLI (Debian)',
+  'lz4 CLI': 'lz4 CLI (Debian)',
+}
+
 export const compatRows: CompatRow[] = [
-  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'codec -> broker', what: 'ApiVersions 0-4, Metadata (every shared version), CreateTopics, Produce (none, gzip, snappy, lz4, zstd), Fetch, ListOffsets; reads batches Kafka recompressed (gzip, snappy, lz4, zstd); golden responses stored', tests: ['test/interop/codec-kafka.test.ts', 'packages/protocol/test/golden-kafka.test.ts'] },
-  { peer: 'Java client 3.9.1 (ProducerPerformance, ConsoleConsumer)', direction: 'Java client -> codec', what: 'every request and response of an idempotent snappy producer and a group consumer decodes and re-encodes byte for byte; golden fixtures stored', tests: ['test/interop/java-client-bytes.test.ts'] },
-  { peer: 'Java producer 4.4.0', direction: 'partitioning', what: '10,000 keys (ASCII and not) land where murmur2Partition says', tests: ['test/interop/partition-equivalence.test.ts'] },
-  { peer: 'kafkajs 2.2.4', direction: 'codec', what: 'request encodings of 102 API versions and record batches (none, gzip) byte-identical', tests: ['packages/protocol/test/golden/kafkajs-requests.test.ts', 'packages/protocol/test/records.test.ts'] },
-  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'Admin -> broker', what: 'topics, partitions, configs, offsets, records, groups, cluster; SASL PLAIN, SCRAM-SHA-256/512; TLS', tests: ['test/interop/client-admin.test.ts', 'test/interop/client-security.test.ts'] },
-  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'producer -> broker', what: 'every codec read back by Kafka, kcat and kafkajs; 1,000,000 idempotent records through socket cuts, exactly once and in order', tests: ['test/interop/producer-codecs-kafka.test.ts', 'test/interop/producer-exactly-once.test.ts'] },
-  { peer: 'Apache Kafka 4.4.0, 3.9.1', direction: 'consumer -> broker', what: 'consumer groups, commits and resume against Kafka', tests: ['test/interop/consumer-kafka.test.ts'] },
-  { peer: 'Apache Kafka 4.4.0; zstd CLI (Debian)', direction: 'zstd writer -> broker / reference decoder', what: 'zstd batches from the pure-TypeScript compressor (Node 20 has no zstd in node:zlib) accepted and served back by Kafka, read by kcat and the tidelog consumer, and decoded by the zstd CLI', tests: ['test/interop/zstd-kafka.test.ts', 'test/interop/zstd-cli.test.ts'] },
-  { peer: 'Apache Kafka 4.4.0, 3-node cluster', direction: 'producer + consumer -> cluster', what: 'leader killed mid-stream (RF 3, min.insync.replicas 2): nothing acknowledged lost or duplicated, the group keeps reading', tests: ['test/interop/failover-cluster.test.ts'] },
-  { peer: 'Java client 4.4.0 (Admin, producer, consumer, perf tools)', direction: 'Java -> tidelog broker', what: 'TopicCommand, ConfigCommand, ConsumerGroupCommand; idempotent snappy producer; two group consumers read everything; ProducerPerformance, ConsumerPerformance', tests: ['test/interop/java-clients-broker.test.ts'] },
-  { peer: 'kcat (librdkafka, Debian)', direction: 'kcat -> tidelog broker', what: '10,000 keyed records with -z none, gzip, snappy, lz4, zstd read back byte-identical by kcat and by the tidelog consumer; -L', tests: ['test/interop/kcat-broker.test.ts'] },
-  { peer: 'kafka-python 2.0.2, confluent-kafka 1.7 (Debian)', direction: 'Python -> tidelog broker', what: 'produce (gzip / idempotent snappy), consume in a group, commit, resume', tests: ['test/interop/python-clients-broker.test.ts'] },
-  { peer: 'kafkajs 2.2.4', direction: 'kafkajs -> tidelog broker', what: 'producer (idempotent too), admin, 3-member group exactly once, resume after restart', tests: ['apps/broker/test/e2e/kafkajs.test.ts', 'apps/broker/test/e2e/kafkajs-admin.test.ts', 'apps/broker/test/e2e/kafkajs-group.test.ts'] },
+  { peers: ['Apache Kafka'], direction: 'codec -> broker', what: 'ApiVersions 0-4, Metadata (every shared version), CreateTopics, Produce (none, gzip, snappy, lz4), Fetch, ListOffsets; reads batches Kafka recompressed (gzip, snappy, lz4, zstd); a corrupted CRC is refused; golden responses stored', tests: ['test/interop/codec-kafka.test.ts', 'packages/protocol/test/golden-kafka.test.ts'] },
+  { peers: ['Java client'], direction: 'Java client -> codec', what: 'every request and response of an idempotent snappy producer (ProducerPerformance) and a group consumer (ConsoleConsumer) decodes and re-encodes byte for byte; golden fixtures stored', tests: ['test/interop/java-client-bytes.test.ts'] },
+  { peers: ['Java client'], direction: 'partitioning', what: '10,000 keys (ASCII and not) land where murmur2Partition says', tests: ['test/interop/partition-equivalence.test.ts'] },
+  { peers: ['kafkajs'], direction: 'codec', what: 'request encodings of 102 API versions and record batches (none, gzip) byte-identical', tests: ['packages/protocol/test/golden/kafkajs-requests.test.ts', 'packages/protocol/test/records.test.ts'] },
+  { peers: ['Apache Kafka', 'kafkajs'], direction: 'Admin -> broker', what: 'topics, partitions, configs, offsets, records, groups (a kafkajs member described), cluster; SASL PLAIN, SCRAM-SHA-256/512, re-authentication; TLS', tests: ['test/interop/client-admin.test.ts', 'test/interop/client-security.test.ts'] },
+  { peers: ['Apache Kafka', 'kcat', 'kafkajs'], direction: 'producer -> broker', what: 'none, gzip, snappy, lz4 and zstd batches accepted by Kafka and read back by kcat; gzip read back by kafkajs', tests: ['test/interop/producer-codecs-kafka.test.ts'] },
+  { peers: ['Apache Kafka'], direction: 'producer -> broker', what: '1,000,000 idempotent records through 5 socket cuts, exactly once and in order', tests: ['test/interop/producer-exactly-once.test.ts'] },
+  { peers: ['Apache Kafka', 'Java client'], direction: 'consumer -> broker', what: 'consumer groups (300,000 records exactly once, churn under load), commits and resume; cooperative-sticky, static membership, read_committed; a group shared with the Java ConsoleConsumer; 1 GiB in bounded memory', tests: ['test/interop/consumer-kafka.test.ts', 'test/interop/consumer-memory-kafka.test.ts'] },
+  { peers: ['Apache Kafka'], direction: 'clients -> oldest claimed release', what: 'ZooKeeper mode (as 3.0 ran in production): describeCluster, createTopics, describeTopics, listOffsets; the idempotent producer with none, gzip, snappy, lz4, zstd, read back in order by the consumer; a group commits and the next member resumes', tests: ['test/interop/clients-kafka-3.0.test.ts'] },
+  { peers: ['Apache Kafka', 'kcat'], direction: 'zstd writer -> broker', what: 'zstd batches from the pure-TypeScript compressor (Node 20 has no zstd in node:zlib) accepted (Kafka decompresses to validate) and served back by Kafka, read by the tidelog consumer and by kcat', tests: ['test/interop/zstd-kafka.test.ts'] },
+  { peers: ['zstd CLI', 'lz4 CLI'], direction: 'codec -> reference decoders', what: 'frames from the zstd and lz4 compressors decoded by the reference CLIs; frames the CLIs write decoded by ours', tests: ['test/interop/zstd-cli.test.ts', 'test/interop/lz4-cli.test.ts'] },
+  { peers: ['Apache Kafka'], direction: 'producer + consumer -> cluster', what: '3-node cluster, leader killed mid-stream (RF 3, min.insync.replicas 2): nothing acknowledged lost or duplicated, the group keeps reading', tests: ['test/interop/failover-cluster.test.ts'] },
+  { peers: ['Java client'], direction: 'Java -> tidelog broker', what: 'TopicCommand, ConfigCommand, ConsumerGroupCommand; idempotent snappy producer; two group consumers read everything; ProducerPerformance, ConsumerPerformance', tests: ['test/interop/java-clients-broker.test.ts'] },
+  { peers: ['kcat'], direction: 'kcat -> tidelog broker', what: '10,000 keyed records with -z none, gzip, snappy, lz4, zstd read back byte-identical by kcat and by the tidelog consumer; -L', tests: ['test/interop/kcat-broker.test.ts'] },
+  { peers: ['kafka-python', 'confluent-kafka'], direction: 'Python -> tidelog broker', what: 'produce (gzip / idempotent snappy), consume in a group, commit, resume', tests: ['test/interop/python-clients-broker.test.ts'] },
+  { peers: ['kafkajs'], direction: 'kafkajs -> tidelog broker', what: 'producer (idempotent too), admin, 3-member group exactly once, resume after restart', tests: ['apps/broker/test/e2e/kafkajs.test.ts', 'apps/broker/test/e2e/kafkajs-admin.test.ts', 'apps/broker/test/e2e/kafkajs-group.test.ts'] },
 ]
 
-const START = '<!-- compat-table:start (generated by scripts/compat-matrix.ts) -->'
+const START = '<!-- compat-table:start (generated by scripts/compat-matrix.ts from test/interop/peers/) -->'
 const END = '<!-- compat-table:end -->'
 const root = fileURLToPath(new URL('../', import.meta.url))
 export const readmePath = `${root}README.md`
@@ -41,23 +68,84 @@ export function missingTests(): string[] {
   return compatRows.flatMap((r) => r.tests).filter((t) => !existsSync(`${root}${t}`))
 }
 
-export function compatTable(): string {
+/** "4.4.0" before "3.9.1", numerically. */
+function newestFirst(a: string, b: string): number {
+  const pa = a.split(/[.\s]/).map((x) => Number.parseInt(x, 10) || 0)
+  const pb = b.split(/[.\s]/).map((x) => Number.parseInt(x, 10) || 0)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pb[i] ?? 0) - (pa[i] ?? 0)
+  return 0
+}
+
+/** For each row and claimed peer, the versions its tests recorded; rows whose peer no test recorded are listed as problems. */
+export function resolveRows(records: Map<string, PeerRecord[]>): { rows: { row: CompatRow; versions: Map<Peer, string[]> }[]; problems: string[] } {
+  const problems: string[] = []
+  const rows = compatRows.map((row) => {
+    const versions = new Map<Peer, string[]>()
+    for (const peer of row.peers) {
+      const seen = new Set(row.tests.flatMap((t) => (records.get(t) ?? []).filter((r) => r.peer === peer).map((r) => r.version)))
+      if (seen.size === 0) problems.push(`"${row.direction}: ${row.what.slice(0, 40)}..." claims ${peer}, but none of ${row.tests.join(', ')} recorded running it`)
+      versions.set(peer, [...seen].sort(newestFirst))
+    }
+    return { row, versions }
+  })
+  return { rows, problems }
+}
+
+export function compatTable(records: Map<string, PeerRecord[]> = readRecords()): string {
+  const { rows, problems } = resolveRows(records)
+  if (problems.length) throw new Error(`the peer record does not back the compatibility table:\n${problems.join('\n')}`)
   return [
     START,
-    '| peer | direction | what is proven | evidence |',
+    '| peer (version seen at run time) | direction | what is proven | evidence |',
     '| --- | --- | --- | --- |',
-    ...compatRows.map((r) => `| ${r.peer} | ${r.direction} | ${r.what} | ${r.tests.map((t) => `\`${t}\``).join(', ')} |`),
+    ...rows.map(({ row, versions }) => {
+      const peers = row.peers.map((p) => `${LABEL[p]} ${versions.get(p)!.join(', ')}`).join('; ')
+      return `| ${peers} | ${row.direction} | ${row.what} | ${row.tests.map((t) => `\`${t}\``).join(', ')} |`
+    }),
     END,
   ].join('\n')
 }
 
-export function readmeWithCompatTable(readme: string): string {
-  const a = readme.indexOf(START)
+/** The Apache Kafka releases the record shows the interop suite running, newest first. */
+export function kafkaVersionsOnRecord(records: Map<string, PeerRecord[]> = readRecords()): string[] {
+  return [...new Set([...records.values()].flat().filter((r) => r.peer === 'Apache Kafka').map((r) => r.version))].sort(newestFirst)
+}
+
+export function readmeWithCompatTable(readme: string, records?: Map<string, PeerRecord[]>): string {
+  // Any start marker (its note may change), up to the end marker.
+  const a = readme.indexOf('<!-- compat-table:start')
   const b = readme.indexOf(END)
   if (a < 0 || b < 0) throw new Error('README.md has no compat-table markers')
-  return readme.slice(0, a) + compatTable() + readme.slice(b + END.length)
+  return readme.slice(0, a) + compatTable(records) + readme.slice(b + END.length)
+}
+
+/**
+ * CI: the record this run wrote (TIDELOG_PEERS_RUN) must back every row by itself, and
+ * give exactly the table the README shows; otherwise a peer was not exercised (or ran at
+ * another version) and the README claims what this run did not prove.
+ */
+export function checkRun(dir: string): string[] {
+  const fresh = readRecords(dir)
+  const { problems } = resolveRows(fresh)
+  if (problems.length) return problems
+  const readme = readFileSync(readmePath, 'utf8')
+  if (readmeWithCompatTable(readme, fresh) !== readme) {
+    return [`this run recorded other peer versions than README.md shows; refresh: run the tests, then npx tsx scripts/compat-matrix.ts --write (record: ${RECORD_DIR})`]
+  }
+  return []
 }
 
 if (process.argv.includes('--write')) {
   writeFileSync(readmePath, readmeWithCompatTable(readFileSync(readmePath, 'utf8')))
+}
+const runAt = process.argv.indexOf('--check-run')
+if (runAt >= 0) {
+  const dir = process.argv[runAt + 1]
+  if (!dir) throw new Error('--check-run needs the directory TIDELOG_PEERS_RUN pointed at')
+  const problems = checkRun(dir)
+  if (problems.length) {
+    console.error(`compat-matrix: the README's compatibility table is not what this run proved:\n${problems.join('\n')}`)
+    process.exit(1)
+  }
+  console.log(`compat-matrix: every compatibility row's peers were exercised in this run (${dir})`)
 }

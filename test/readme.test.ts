@@ -1,15 +1,45 @@
-import { readFileSync } from 'node:fs'
-import { expect, it } from 'vitest'
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
 import { readmePath, readmeWithTable } from '../scripts/readme-api-table.js'
-import { missingTests, readmeWithCompatTable } from '../scripts/compat-matrix.js'
+import { compatRows, kafkaVersionsOnRecord, missingTests, readmeWithCompatTable, resolveRows } from '../scripts/compat-matrix.js'
+import { readRecords } from './helpers/peer-record.js'
+
+const root = fileURLToPath(new URL('../', import.meta.url))
+const readme = () => readFileSync(readmePath, 'utf8')
 
 it('the README API table matches the codec and broker registries (npx tsx scripts/readme-api-table.ts --write)', () => {
-  const readme = readFileSync(readmePath, 'utf8')
-  expect(readmeWithTable(readme)).toBe(readme)
+  expect(readmeWithTable(readme())).toBe(readme())
 })
 
-it('the README compatibility table matches scripts/compat-matrix.ts, and every row names tests that exist', () => {
-  expect(missingTests()).toEqual([])
-  const readme = readFileSync(readmePath, 'utf8')
-  expect(readmeWithCompatTable(readme)).toBe(readme)
+describe('the README compatibility table is what the tests recorded (test/interop/peers/)', () => {
+  const records = readRecords()
+
+  it('every row names tests that exist', () => {
+    expect(missingTests()).toEqual([])
+  })
+
+  it('every peer a row claims was recorded by one of its tests', () => {
+    expect(resolveRows(records).problems).toEqual([])
+  })
+
+  it('every record belongs to a test file that exists and that a row cites', () => {
+    const cited = new Set(compatRows.flatMap((r) => r.tests))
+    for (const [file, rs] of records) {
+      expect(existsSync(`${root}${file}`), `${file} is gone; delete its record`).toBe(true)
+      expect(cited.has(file), `${file} records peers but no row cites it`).toBe(true)
+      expect(rs.length, `${file}'s record is empty`).toBeGreaterThan(0)
+    }
+  })
+
+  it('the table equals the one built from the record (npx tsx scripts/compat-matrix.ts --write)', () => {
+    expect(readmeWithCompatTable(readme(), records)).toBe(readme())
+  })
+
+  it('the top claim names exactly the Apache Kafka releases on record', () => {
+    const claim = /the clients work against Apache Kafka [^(]*\(the interop suite runs ([^)]*)\)/.exec(readme().replace(/\s+/g, ' '))
+    expect(claim, 'README.md: "the clients work against Apache Kafka ... (the interop suite runs X, Y and Z)"').not.toBeNull()
+    const named = claim![1]!.split(/,\s*|\s+and\s+/).map((v) => v.trim()).filter(Boolean)
+    expect([...named].sort()).toEqual([...kafkaVersionsOnRecord(records)].sort())
+  })
 })

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the interop peers that come from Debian when they are missing:
-# kcat (librdkafka), python3-kafka (kafka-python), python3-confluent-kafka and the
-# zstd CLI (the reference decoder our zstd frames are checked against).
+# kcat (librdkafka), python3-kafka (kafka-python), python3-confluent-kafka, the
+# zstd and lz4 CLIs (the reference codecs our frames are checked against) and unzip
+# (reads the version file of the Kafka jars a test ran, for the peer record).
 # The Python modules belong to /usr/bin/python3 (the first python3 on PATH may be
 # another one). Apache Kafka itself comes from Maven Central (test/helpers/kafka.ts).
 # Under CI=true a peer that cannot be installed fails the run; elsewhere it warns.
@@ -14,9 +15,11 @@ command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+command -v lz4 >/dev/null 2>&1 || missing+=(lz4)
+command -v unzip >/dev/null 2>&1 || missing+=(unzip)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java, zstd"
+  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java, zstd, lz4, unzip"
   exit 0
 fi
 

@@ -2,7 +2,9 @@
  * Apache Kafka for the interop tests: its jars come from Maven Central (through
  * `mvn dependency:copy-dependencies` on test/helpers/kafka/pom.xml) into a cache
  * folder outside the tracked tree, reused when present. A single-node KRaft broker
- * (combined broker + controller) is formatted and started on free loopback ports.
+ * (combined broker + controller) is formatted and started on free loopback ports; releases
+ * before 3.3 (where KRaft was not yet production-ready) run in ZooKeeper mode instead, with
+ * the ZooKeeper server from the same jars.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -11,12 +13,22 @@ import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { kafkaLibsVersion } from './peer-versions.js'
 
 const run = promisify(execFile)
 const here = fileURLToPath(new URL('.', import.meta.url))
 
-/** Newest 4.x release served on Maven Central here, and the older line the issue asks for. */
-export const KAFKA_VERSIONS = { latest: '4.4.0', previous: '3.9.1' } as const
+/**
+ * Newest 4.x release served on Maven Central here, the last 3.x line, and the oldest release
+ * the README claims (3.0; 2.x needs a Java older than the 17 these machines run).
+ */
+export const KAFKA_VERSIONS = { latest: '4.4.0', previous: '3.9.1', oldest: '3.0.2' } as const
+
+/** KRaft became production-ready in 3.3; older releases ran with ZooKeeper, and so do they here. */
+export function usesZooKeeper(version: string): boolean {
+  const [major, minor] = version.split('.').map(Number)
+  return major! < 3 || (major === 3 && minor! < 3)
+}
 
 export function cacheRoot(): string {
   return process.env.TIDELOG_CACHE ?? join(homedir(), '.cache', 'tidelog')
@@ -54,6 +66,8 @@ export async function freePort(): Promise<number> {
 
 export interface KafkaNode {
   version: string
+  /** The version the running JVM reports (from the jars it loaded), for the peer record. */
+  runtimeVersion: string
   host: string
   port: number
   bootstrap: string
@@ -72,6 +86,8 @@ export interface StartKafkaOptions {
   /** Extra listeners: name -> security protocol, e.g. { SASL: 'SASL_PLAINTEXT' }. */
   extraListeners?: Record<string, string>
   startTimeoutMs?: number
+  /** Run with a ZooKeeper instead of KRaft; by default only releases before 3.3 do. */
+  zookeeper?: boolean
 }
 
 const LOG4J = `rootLogger.level=WARN
@@ -112,10 +128,10 @@ function writeProps(file: string, props: Record<string, string | number | boolea
   writeFileSync(file, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
 }
 
-/** A started `kafka.Kafka` process whose output is kept (the tail) for error messages. */
-function spawnKafka(jvm: string[], propsFile: string): { proc: ChildProcess; output: () => string } {
+/** A started `kafka.Kafka` (or other main class) process whose output is kept (the tail) for error messages. */
+function spawnKafka(jvm: string[], propsFile: string, mainClass = 'kafka.Kafka'): { proc: ChildProcess; output: () => string } {
   let output = ''
-  const proc = spawn(javaBin(), [...jvm, 'kafka.Kafka', propsFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const proc = spawn(javaBin(), [...jvm, mainClass, propsFile], { stdio: ['ignore', 'pipe', 'pipe'] })
   const collect = (d: Buffer) => {
     output += d.toString()
     if (output.length > 200_000) output = output.slice(-100_000)
@@ -149,15 +165,41 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
     protocolMap.push(`${name}:${protocol}`)
   }
   const listenerList = Object.entries(listeners).map(([n, p]) => `${n}://127.0.0.1:${p}`)
-  const props: Record<string, string | number | boolean> = {
+  const zookeeper = options.zookeeper ?? usesZooKeeper(version)
+  const log4j = join(dir, 'log4j2.properties')
+  writeFileSync(log4j, LOG4J)
+  const jvm = jvmArgs(cp, log4j)
+  let zk: { proc: ChildProcess; output: () => string } | undefined
+  const mode: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
     'node.id': 1,
     'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
     listeners: [...listenerList, `CONTROLLER://127.0.0.1:${controllerPort}`].join(','),
-    'advertised.listeners': listenerList.join(','),
     'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
     'listener.security.protocol.map': protocolMap.join(','),
+  }
+  if (zookeeper) {
+    const zkFile = join(dir, 'zookeeper.properties')
+    writeProps(zkFile, { dataDir: join(dir, 'zookeeper'), clientPort: controllerPort, 'clientPortAddress': '127.0.0.1', maxClientCnxns: 0, 'admin.enableServer': false })
+    zk = spawnKafka(jvm, zkFile, 'org.apache.zookeeper.server.quorum.QuorumPeerMain')
+    try {
+      await waitForPort(controllerPort, Date.now() + 60_000, zk.proc, zk.output)
+    } catch (e) {
+      await stopProcess(zk.proc)
+      throw e
+    }
+    for (const k of Object.keys(mode)) delete mode[k]
+    Object.assign(mode, {
+      'broker.id': 1,
+      'zookeeper.connect': `127.0.0.1:${controllerPort}`,
+      listeners: listenerList.join(','),
+      'listener.security.protocol.map': protocolMap.filter((m) => !m.startsWith('CONTROLLER:')).join(','),
+    })
+  }
+  const props: Record<string, string | number | boolean> = {
+    ...mode,
+    'advertised.listeners': listenerList.join(','),
+    'inter.broker.listener.name': 'PLAINTEXT',
     'log.dirs': join(dir, 'logs'),
     'offsets.topic.replication.factor': 1,
     'offsets.topic.num.partitions': 3,
@@ -170,21 +212,27 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
   }
   const propsFile = join(dir, 'server.properties')
   writeProps(propsFile, props)
-  const log4j = join(dir, 'log4j2.properties')
-  writeFileSync(log4j, LOG4J)
-  const jvm = jvmArgs(cp, log4j)
 
-  const { stdout: clusterId } = await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'random-uuid'])
-  await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId.trim(), '-c', propsFile], {
-    maxBuffer: 16 * 1024 * 1024,
-  })
+  if (!zookeeper) {
+    const { stdout: clusterId } = await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'random-uuid'])
+    await run(javaBin(), [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId.trim(), '-c', propsFile], {
+      maxBuffer: 16 * 1024 * 1024,
+    })
+  }
 
   const { proc, output } = spawnKafka(jvm, propsFile)
-  await waitForPort(port, Date.now() + (options.startTimeoutMs ?? 90_000), proc, output)
+  try {
+    await waitForPort(port, Date.now() + (options.startTimeoutMs ?? 90_000), proc, output)
+  } catch (e) {
+    await stopProcess(proc)
+    if (zk) await stopProcess(zk.proc)
+    throw e
+  }
 
   let stopped = false
   return {
     version,
+    runtimeVersion: kafkaLibsVersion(libs),
     host: '127.0.0.1',
     port,
     bootstrap: `127.0.0.1:${port}`,
@@ -194,6 +242,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       if (stopped) return
       stopped = true
       await stopProcess(proc)
+      if (zk) await stopProcess(zk.proc)
       rmSync(dir, { recursive: true, force: true })
     },
     async java(mainClass, args, opts) {
@@ -222,6 +271,7 @@ export interface ClusterNode {
 
 export interface KafkaCluster {
   version: string
+  runtimeVersion: string
   bootstrap: string
   nodes: ClusterNode[]
   stop(): Promise<void>
@@ -291,6 +341,7 @@ export async function startKafkaCluster(options: StartKafkaOptions & { size?: nu
   let stopped = false
   return {
     version,
+    runtimeVersion: kafkaLibsVersion(libs),
     bootstrap: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
     nodes,
     async stop() {
@@ -300,6 +351,11 @@ export async function startKafkaCluster(options: StartKafkaOptions & { size?: nu
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** The Java client version javaTool() runs for `version` (what its AppInfoParser reports). */
+export async function javaClientVersion(version: string = KAFKA_VERSIONS.latest): Promise<string> {
+  return kafkaLibsVersion(await fetchKafka(version))
 }
 
 const TOOL_LOG4J = join(tmpdir(), 'tidelog-tools-log4j2.properties')

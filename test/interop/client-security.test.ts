@@ -11,6 +11,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin, KafkaConnectionError, SaslAuthenticationError, type SaslOptions } from '@tidelog/client'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 
 const run = promisify(execFile)
 
@@ -45,6 +46,7 @@ const REAUTH_MS = 4000
 for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
   describe(`SASL and TLS against Apache Kafka ${version}`, () => {
     let kafka: KafkaNode | undefined
+    recordsPeers(() => kafkaUse(kafka))
     let skip: string | undefined
     let pem = ''
     let dir = ''

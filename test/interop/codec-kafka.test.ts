@@ -19,6 +19,7 @@ import {
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 import { RawClient } from '../helpers/raw-client.js'
 
 // zstd is encoded only where node:zlib has it (Node >= 22.15); on Node 20 it is
@@ -42,6 +43,7 @@ const brokerCodecs: CompressionName[] = ['gzip', 'snappy', 'lz4', 'zstd']
 for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
   describe(`codec against Apache Kafka ${version}`, () => {
     let kafka: KafkaNode | undefined
+    recordsPeers(() => kafkaUse(kafka))
     let client: RawClient
     let skip: string | undefined
     const brokerRange = new Map<number, { min: number; max: number }>()

@@ -9,6 +9,7 @@ import { runInNewContext } from 'node:vm'
 import { Consumer } from '@tidelog/consumer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 import { TestProducer } from '../../packages/consumer/test/helpers/produce.js'
 
 setFlagsFromString('--expose-gc')
@@ -16,6 +17,7 @@ const gc = runInNewContext('gc') as () => void
 
 describe('consumer memory against Apache Kafka', () => {
   let kafka: KafkaNode | undefined
+  recordsPeers(() => kafkaUse(kafka))
   let skip: string | undefined
 
   beforeAll(async () => {

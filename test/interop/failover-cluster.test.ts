@@ -10,6 +10,7 @@ import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
 import { peerUnavailable, startKafkaCluster, type KafkaCluster } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 
 const TOPIC = 'failover'
 const PARTITIONS = 3
@@ -18,6 +19,7 @@ const CHUNK = 250
 
 describe('leader failover on a 3-node Apache Kafka cluster', () => {
   let cluster: KafkaCluster | undefined
+  recordsPeers(() => kafkaUse(cluster))
   let skip: string | undefined
 
   beforeAll(async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Reader, Writer, decodeRequestHeader, decodeResponseHeader, getApi, writeRequestHeader } from '@tidelog/protocol'
 import { startCaptureProxy, type CaptureProxy } from '../helpers/capture-proxy.js'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 
 const goldenDir = fileURLToPath(new URL('../../packages/protocol/test/golden/java-client/', import.meta.url))
 
@@ -17,6 +18,8 @@ const version = KAFKA_VERSIONS.previous
 
 describe(`Java client ${version} requests through a capturing proxy`, () => {
   let kafka: KafkaNode | undefined
+  // The tools run from the broker's own jars: one version for both.
+  recordsPeers(() => kafka && [...kafkaUse(kafka)!, { peer: 'Java client', version: kafka.runtimeVersion }])
   let proxy: CaptureProxy
   let skip: string | undefined
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBroker, type Broker } from '@tidelog/broker'
-import { KAFKA_VERSIONS, fetchKafka, javaTool, peerUnavailable } from '../helpers/kafka.js'
+import { KAFKA_VERSIONS, fetchKafka, javaClientVersion, javaTool, peerUnavailable } from '../helpers/kafka.js'
+import { recordsPeers } from '../helpers/peers.js'
 
 const version = KAFKA_VERSIONS.latest
 
@@ -18,11 +19,14 @@ describe(`Java client ${version} against the tidelog broker`, () => {
   let dataDir: string
   let bootstrap: string
   let skip: string | undefined
+  let javaVersion: string | undefined
+  recordsPeers(() => (javaVersion ? [{ peer: 'Java client', version: javaVersion }] : undefined))
   const tool = (main: string, args: string[], opts?: { input?: string; timeoutMs?: number }) => javaTool(main, args, { version, ...opts })
 
   beforeAll(async () => {
     try {
       await fetchKafka(version)
+      javaVersion = await javaClientVersion(version)
     } catch (e) {
       skip = peerUnavailable(`Apache Kafka ${version} jars`, e) as string
     }

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { type Broker, startBroker } from '@tidelog/broker'
 import { Consumer } from '@tidelog/consumer'
 import { peerUnavailable } from '../helpers/kafka.js'
+import { kcatVersion, recordsPeers } from '../helpers/peers.js'
 
 const dirs: string[] = []
 const tempDir = () => {
@@ -15,16 +16,16 @@ const tempDir = () => {
 }
 
 // kcat is Debian's package (test/helpers/install-peers.sh installs it); without it
-// these tests are skipped locally and fail under CI=true.
-function hasKcat(): boolean {
+// these tests are skipped locally and fail under CI=true (peerUnavailable throws).
+function kcatOnPath(): string | undefined {
   try {
-    execFileSync('kcat', ['-V'], { stdio: 'ignore' })
-    return true
+    return kcatVersion()
   } catch (e) {
     peerUnavailable('kcat', e)
-    return false
+    return undefined
   }
 }
+const kcatSeen = kcatOnPath()
 
 /** Runs kcat without blocking the event loop (the broker under test lives in this process). */
 function kcat(args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -51,7 +52,8 @@ afterEach(async () => {
 })
 
 // kcat is librdkafka: a second, independent client implementation.
-describe.skipIf(!hasKcat())('kcat (librdkafka) against the broker', () => {
+describe.skipIf(!kcatSeen)('kcat (librdkafka) against the broker', () => {
+  recordsPeers(() => [{ peer: 'kcat', version: kcatSeen! }])
   it.each(['none', 'snappy', 'gzip', 'lz4', 'zstd'])('round-trips 10,000 keyed records byte for byte with -z %s', async (codec) => {
     broker = await startBroker({ port: 0, dataDir: tempDir() })
     const addr = `127.0.0.1:${broker.port}`

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ApiKeys, decodeRecordBatches, murmur2Partition, type MetadataResponse } from '@tidelog/protocol'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 import { RawClient } from '../helpers/raw-client.js'
 
 const PARTITIONS = 7
@@ -35,6 +36,8 @@ function keys(): string[] {
 
 describe(`partition equivalence with the Java producer (Kafka ${KAFKA_VERSIONS.latest})`, () => {
   let kafka: KafkaNode | undefined
+  // The Java producer runs from the broker's own jars: one version for both.
+  recordsPeers(() => kafka && [...kafkaUse(kafka)!, { peer: 'Java client', version: kafka.runtimeVersion }])
   let client: RawClient
   let skip: string | undefined
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CompressionName } from '@tidelog/protocol'
 import { Producer } from '@tidelog/producer'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, kafkajsVersion, kcatVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
 
 const run = promisify(execFile)
 const codecs: CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
@@ -17,12 +18,14 @@ const COUNT = 2_000
 
 describe(`producer codecs read by other clients from Apache Kafka ${KAFKA_VERSIONS.latest}`, () => {
   let kafka: KafkaNode | undefined
+  recordsPeers(() => kafkaUse(kafka))
   let skip: string | undefined
+  let kcat = ''
 
   beforeAll(async () => {
     try {
       kafka = await startKafka({ properties: { 'num.partitions': 3 } })
-      await run('kcat', ['-V'])
+      kcat = kcatVersion()
     } catch (e) {
       skip = peerUnavailable('Apache Kafka and kcat', e) as string
     }
@@ -41,6 +44,7 @@ describe(`producer codecs read by other clients from Apache Kafka ${KAFKA_VERSIO
       const sent = values(codec)
       await p.send(sent.map((value, i) => ({ topic, key: `k${i % 10}`, value, headers: { i: String(i) } })))
       await p.close()
+      recordPeer('kcat', kcat)
       const { stdout } = await run('kcat', ['-C', '-b', kafka!.bootstrap, '-t', topic, '-e', '-q', '-f', '%k|%h|%s\\n'], { maxBuffer: 64 * 1024 * 1024 })
       const lines = stdout.split('\n').filter((l) => l !== '')
       expect(lines).toHaveLength(COUNT)
@@ -61,6 +65,7 @@ describe(`producer codecs read by other clients from Apache Kafka ${KAFKA_VERSIO
     const sent = values('kafkajs')
     await p.send(sent.map((value) => ({ topic, value })))
     await p.close()
+    recordPeer('kafkajs', kafkajsVersion())
     const client = new Kafka({ brokers: [kafka!.bootstrap], logLevel: logLevel.NOTHING })
     const consumer = client.consumer({ groupId: 'producer-gzip-check' })
     await consumer.connect()

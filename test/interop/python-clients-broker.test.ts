@@ -5,22 +5,24 @@
  * commit. The modules belong to Debian's /usr/bin/python3 (installed by
  * test/helpers/install-peers.sh); a missing one fails under CI=true.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBroker, type Broker } from '@tidelog/broker'
 import { peerUnavailable } from '../helpers/kafka.js'
+import { pythonVersion, recordPeer, type Peer } from '../helpers/peers.js'
 
 const PYTHON = '/usr/bin/python3'
 
-function moduleMissing(module: string): string | undefined {
+/** The module's version as it reports it, or undefined (a failure under CI=true) when it is missing. */
+function moduleVersion(module: string, expression: string): string | undefined {
   try {
-    execFileSync(PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' })
-    return undefined
+    return pythonVersion(PYTHON, expression, module)
   } catch (e) {
-    return peerUnavailable(`${PYTHON} module ${module}`, e) as string
+    peerUnavailable(`${PYTHON} module ${module}`, e)
+    return undefined
   }
 }
 
@@ -105,9 +107,10 @@ else:
 `
 
 const clients = [
-  { name: 'kafka-python', module: 'kafka', script: KAFKA_PYTHON },
-  { name: 'confluent-kafka (librdkafka)', module: 'confluent_kafka', script: CONFLUENT },
-]
+  { name: 'kafka-python', peer: 'kafka-python', module: 'kafka', version: 'kafka.__version__', script: KAFKA_PYTHON },
+  // confluent-kafka's own version, then the librdkafka it is linked against.
+  { name: 'confluent-kafka (librdkafka)', peer: 'confluent-kafka', module: 'confluent_kafka', version: "confluent_kafka.version()[0] + ' (librdkafka ' + confluent_kafka.libversion()[0] + ')'", script: CONFLUENT },
+] satisfies { name: string; peer: Peer; module: string; version: string; script: string }[]
 
 describe('Python clients against the tidelog broker', () => {
   let broker: Broker
@@ -126,8 +129,9 @@ describe('Python clients against the tidelog broker', () => {
 
   for (const client of clients) {
     it(`${client.name}: produce, consume in a group, commit, resume`, async (ctx) => {
-      const missing = moduleMissing(client.module)
-      if (missing) return ctx.skip()
+      const version = moduleVersion(client.module, client.version)
+      if (!version) return ctx.skip()
+      recordPeer(client.peer, version)
       const topic = `py-${client.module}`
       const group = `${topic}-group`
       const n = 2000

@@ -1,26 +1,28 @@
 /**
  * Our pure-JS zstd frames through the reference decoder, the `zstd` CLI (Debian's, installed by
- * test/helpers/install-peers.sh). The unit tests run the same check when the binary happens to be
- * there; here, under CI=true, a missing CLI is a failure rather than a skip.
+ * test/helpers/install-peers.sh), and the CLI's frames through our decoder. The unit tests run
+ * the first check when the binary happens to be there; here, under CI=true, a missing CLI is a
+ * failure rather than a skip.
  */
 import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { encodeRecordBatch } from '@tidelog/protocol'
 import { zstdCompress } from '../../packages/protocol/src/records/codecs/zstd-compress.js'
+import { zstdDecompress } from '../../packages/protocol/src/records/codecs/zstd.js'
 import { peerUnavailable } from '../helpers/kafka.js'
+import { cliVersion, recordsPeers } from '../helpers/peers.js'
 
-const run = promisify(execFile)
 const MiB = 1024 * 1024
 
-function decodeWithCli(frame: Uint8Array): Promise<Buffer> {
+function zstdCli(args: string[], input: Uint8Array): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = execFile('zstd', ['-d', '-c', '-q'], { encoding: 'buffer', maxBuffer: 64 * MiB }, (err, stdout) =>
+    const child = execFile('zstd', [...args, '-c', '-q'], { encoding: 'buffer', maxBuffer: 64 * MiB }, (err, stdout) =>
       err ? reject(err) : resolve(stdout),
     )
-    child.stdin!.end(frame)
+    child.stdin!.end(input)
   })
 }
+const decodeWithCli = (frame: Uint8Array) => zstdCli(['-d'], frame)
 
 /** xorshift32, so a failure replays. */
 function rng(seed: number) {
@@ -59,18 +61,20 @@ function inputs(): [string, Buffer][] {
   ]
 }
 
-describe('the zstd CLI decodes frames from zstdCompress', () => {
+describe('the zstd CLI and our zstd frames', () => {
   let skip: string | undefined
+  let version: string | undefined
+  recordsPeers(() => (version ? [{ peer: 'zstd CLI', version }] : undefined))
   beforeAll(async () => {
     try {
-      await run('zstd', ['--version'])
+      version = cliVersion('zstd')
     } catch (e) {
       skip = peerUnavailable('zstd CLI', e) as string
     }
   })
 
   for (const [name, data] of inputs()) {
-    it(`${name}, at several levels`, async (ctx) => {
+    it(`${name}: the CLI decodes zstdCompress at several levels`, async (ctx) => {
       if (skip) return ctx.skip()
       for (const level of [-1, 1, 3, 4]) {
         const out = await decodeWithCli(zstdCompress(data, level))
@@ -78,5 +82,21 @@ describe('the zstd CLI decodes frames from zstdCompress', () => {
         expect(out.equals(data)).toBe(true)
       }
     })
+  }
+
+  // The reference encoder's choices (levels up to ultra, long-distance matching, no
+  // checksum, a content size), read by the decoder Node 20 uses.
+  // The slow high levels get the inputs up to 1 MiB only, to keep the suite's time.
+  const encoders = [['-1'], ['-3'], ['-9'], ['-19'], ['--long=27', '-3'], ['--no-check'], ['--no-content-size']]
+  for (const opts of encoders) {
+    it(`zstdDecompress reads zstd ${opts.join(' ')}`, async (ctx) => {
+      if (skip) return ctx.skip()
+      for (const [name, data] of inputs()) {
+        if (opts[0] === '-19' && data.length > MiB) continue
+        const frame = await zstdCli(opts, data)
+        const out = Buffer.from(zstdDecompress(frame, data.length + 1))
+        expect(out.equals(data), name).toBe(true)
+      }
+    }, 120_000)
   }
 })

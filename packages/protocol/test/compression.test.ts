@@ -98,7 +98,7 @@ describe('round trips', () => {
     expect(Buffer.from(d).equals(big)).toBe(true)
   })
 
-  it('lz4 output is what the lz4 CLI reads, and Kafka-shaped', { skip: !hasCli('lz4') }, () => {
+  it('lz4 output is what the lz4 CLI reads, and Kafka-shaped', { skip: !hasCli('lz4') && process.env.CI !== 'true' }, () => {
     const input = fixtureInput()
     const c = lz4FrameCompress(input)
     expect(Buffer.from(c.subarray(0, 7)).toString('hex')).toBe('04224d18' + '6040' + '82')

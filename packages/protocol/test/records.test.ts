@@ -28,6 +28,7 @@ import {
   kafkajsMessageSet,
   type KjsRecord,
 } from './golden-records/kafkajs.js'
+import { kafkajsVersion, recordsPeers } from '../../../test/helpers/peers.js'
 
 const TS = 1_700_000_000_000
 const b = (s: string) => Buffer.from(s)
@@ -105,6 +106,7 @@ const headerObject = (r: KRecord) => {
 }
 
 describe('golden bytes against kafkajs 2.2.4', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   it.each(cases.map((c) => [c.name, c] as const))('uncompressed: %s', async (_n, c) => {
     const theirs = await kafkajsBatch(kjsInput(c, 0))
     const ours = encodeRecordBatch(ourInput(c, CompressionType.None))

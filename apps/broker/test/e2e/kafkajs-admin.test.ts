@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
+import { kafkajsVersion, recordsPeers } from '../../../../test/helpers/peers.js'
 import { type Broker, createLogger, startBroker } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -19,6 +20,7 @@ async function setup() {
 }
 
 describe('kafkajs admin against the broker', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   it('creates, describes, grows and deletes topics', async () => {
     const { b, admin } = await setup()
     expect(await admin.createTopics({ topics: [{ topic: 'a', numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '60000' }] }] })).toBe(true)

@@ -1,5 +1,6 @@
 import { type Consumer, Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
+import { kafkajsVersion, recordsPeers } from '../../../../test/helpers/peers.js'
 import { type Broker, createLogger, startBroker } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -40,6 +41,7 @@ async function waitFor(cond: () => boolean, ms: number, what: string) {
 }
 
 describe('kafkajs consumer group against the broker', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   it('3 members over 6 partitions read every record exactly once, and resume from committed offsets after a restart', async () => {
     const dataDir = tempDir()
     let b = await start(dataDir)

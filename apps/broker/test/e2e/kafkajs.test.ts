@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs'
 import { afterEach, describe, expect, it } from 'vitest'
+import { kafkajsVersion, recordsPeers } from '../../../../test/helpers/peers.js'
 import { type Broker, createLogger, startBroker } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -19,6 +20,7 @@ function client(b: Broker) {
 }
 
 describe('kafkajs 2.2.4 against the broker', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   it('produces with acks=all, then reads the offsets back through ListOffsets', async () => {
     const b = await start()
     const kafka = client(b)

@@ -5,6 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
+import { kafkajsVersion, recordsPeers } from '../../../../test/helpers/peers.js'
 import {
   decodeConsumerProtocolAssignment,
   decodeConsumerProtocolSubscription,
@@ -437,6 +438,7 @@ async function compare(dir: string, v: number, kafkajsArgs: unknown, ours: unkno
 }
 
 describe('requests: byte-identical to kafkajs 2.2.4', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   for (const c of CASES) {
     for (const v of c.versions) {
       it(`${c.dir} v${v}`, async () => {
@@ -478,6 +480,7 @@ describe('requests: byte-identical to kafkajs 2.2.4', () => {
 })
 
 describe('consumer protocol: kafkajs AssignerProtocol bytes', () => {
+  recordsPeers(() => [{ peer: 'kafkajs', version: kafkajsVersion() }])
   it('MemberMetadata v0 is ConsumerProtocolSubscription v0', () => {
     expect(decodeConsumerProtocolSubscription(subscription)).toEqual({
       version: 0,
