@@ -5,12 +5,11 @@ import { LogSegment } from '../src/log/segment.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { connectTracked, createTopic, trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
+const open = trackOpened()
+afterEach(() => {
   vi.restoreAllMocks()
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
 })
 
 async function start(opts: BrokerOptions = {}) {
@@ -21,20 +20,7 @@ async function start(opts: BrokerOptions = {}) {
   return { b, c }
 }
 
-async function connect(b: Broker) {
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return c
-}
-
-async function createTopic(c: RawClient, name: string, partitions: number, configs: Record<string, string> = {}) {
-  const r = await c.request(ApiKeys.CreateTopics, 7, {
-    topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
-    timeoutMs: 1000,
-    validateOnly: false,
-  })
-  expect(r.topics[0].errorCode).toBe(0)
-}
+const connect = (b: Broker) => connectTracked(open, b)
 
 async function produce(c: RawClient, topic: string, partition: number, records: Buffer): Promise<bigint> {
   const r = await c.request(ApiKeys.Produce, 9, {

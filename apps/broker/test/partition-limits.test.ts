@@ -1,16 +1,13 @@
 import { readdirSync } from 'node:fs'
 import { ApiKeys, ErrorCodes, ZERO_UUID } from '@tidelog/protocol'
 import { Kafka, logLevel } from 'kafkajs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(opts: BrokerOptions = {}): Promise<{ broker: Broker; c: RawClient }> {
   const broker = await startBroker({ port: 0, dataDir: tempDir(), ...opts })

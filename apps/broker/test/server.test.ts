@@ -1,17 +1,14 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, CLEAN_SHUTDOWN_MARKER, startBroker } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { connectTracked, trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(opts: BrokerOptions = {}) {
   const b = await startBroker({ port: 0, dataDir: tempDir(), ...opts })
@@ -19,11 +16,7 @@ async function start(opts: BrokerOptions = {}) {
   return b
 }
 
-async function connect(b: Broker) {
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return c
-}
+const connect = (b: Broker) => connectTracked(open, b)
 
 const produce = (topic: string, records: Buffer, opts: { acks?: number; partition?: number } = {}) => ({
   transactionalId: null,

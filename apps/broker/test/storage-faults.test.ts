@@ -1,16 +1,13 @@
 import { ApiKeys, ErrorCodes, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { type BrokerOptions, startBroker } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { type FaultyFs, faultyFs } from './helpers/faulty-fs.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(opts: BrokerOptions) {
   const b = await startBroker({ port: 0, ...opts })

@@ -1,17 +1,14 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { ApiKeys, ZERO_UUID } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, PRODUCER_SNAPSHOT, TOPICS_FILE, UnsupportedFormatError, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { PRODUCER_SNAPSHOT, TOPICS_FILE, UnsupportedFormatError, startBroker } from '../src/index.js'
 import { faultyFs } from './helpers/faulty-fs.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(dataDir: string, fs = faultyFs()) {
   const b = await startBroker({ port: 0, dataDir, fs })

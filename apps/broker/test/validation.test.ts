@@ -1,16 +1,13 @@
 import { gzipSync } from 'node:zlib'
 import { ApiKeys, ErrorCodes, compress, crc32c, decodeRecordBatches } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { connectTracked, createTopic, trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(opts: BrokerOptions = {}) {
   const b = await startBroker({ port: 0, dataDir: tempDir(), ...opts })
@@ -18,20 +15,7 @@ async function start(opts: BrokerOptions = {}) {
   return { b, c: await connect(b) }
 }
 
-async function connect(b: Broker) {
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return c
-}
-
-async function createTopic(c: RawClient, name: string, partitions: number, configs: Record<string, string> = {}) {
-  const r = await c.request(ApiKeys.CreateTopics, 7, {
-    topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
-    timeoutMs: 1000,
-    validateOnly: false,
-  })
-  expect(r.topics[0].errorCode).toBe(0)
-}
+const connect = (b: Broker) => connectTracked(open, b)
 
 function produceReq(topic: string, batches: Buffer[], acks = -1) {
   return {

@@ -1,16 +1,13 @@
 import { ApiKeys, ErrorCodes as E, ZERO_UUID, encodeConsumerProtocolSubscription } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, startBroker } from '../../src/index.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { tempDir } from '../helpers/tmp.js'
+import { connectTracked, trackOpened } from '../helpers/opened.js'
 
 // Group APIs over a real socket, version by version: what each version's fields look like on the wire.
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 async function start(opts: BrokerOptions = {}) {
   const b = await startBroker({ port: 0, dataDir: tempDir(), numPartitions: 3, groups: { initialRebalanceDelayMs: 0 }, ...opts })
@@ -18,11 +15,7 @@ async function start(opts: BrokerOptions = {}) {
   return b
 }
 
-async function connect(b: Broker) {
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return c
-}
+const connect = (b: Broker) => connectTracked(open, b)
 
 async function createTopic(c: RawClient, name: string) {
   const r = await c.request(ApiKeys.Metadata, 12, { topics: [{ name, topicId: ZERO_UUID }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false })

@@ -2,19 +2,16 @@ import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ApiKeys, ErrorCodes, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, startBroker } from '../../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { startBroker } from '../../src/index.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { tempDir } from '../helpers/tmp.js'
+import { trackOpened } from '../helpers/opened.js'
 
 const CHILD = fileURLToPath(new URL('../helpers/delete-crash-child.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 function crashDuringDelete(dataDir: string, at: 'mid-rename' | 'after-commit'): Promise<NodeJS.Signals | null> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, at], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })

@@ -1,16 +1,13 @@
 import { join } from 'node:path'
 import { ApiKeys, ZERO_UUID } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, PartitionLog, startBroker } from '../../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { PartitionLog, startBroker } from '../../src/index.js'
 import { makeBatch } from '../helpers/batches.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { tempDir } from '../helpers/tmp.js'
+import { trackOpened } from '../helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
+const open = trackOpened()
 
 const T = 1_700_000_000_000
 const idempotent = (seq: number, ts: number) => makeBatch(2, { producerId: 7n, producerEpoch: 0, baseSequence: seq, baseTimestamp: ts })
