@@ -84,17 +84,19 @@ describe('idempotent producers', () => {
     expect(await send(s.c, pid, 0, 4)).toMatchObject({ errorCode: 0, baseOffset: 4n })
   })
 
-  it('rebuilds from the snapshot plus the batches after it', () => {
+  it('rebuilds from the snapshot plus the batches after it', async () => {
     const dir = join(tempDir(), 't-0')
     let log = PartitionLog.open({ dir, topic: 't', partition: 0, clean: true, config: { segmentBytes: 400 } })
     for (let seq = 0; seq < 40; seq += 2) log.append(makeBatch(2, { producerId: 7n, producerEpoch: 3, baseSequence: seq }))
     expect(log.segments.length).toBeGreaterThan(2)
-    // Not closed: the last snapshot is the one of the last roll.
+    // Not closed (a crash): the last snapshot is the one of the last roll, once written.
+    await log.snapshotsWritten()
     const leo = log.logEndOffset
     log = PartitionLog.open({ dir: dir, topic: 't', partition: 0, clean: false, recoveryPoint: 0, config: { segmentBytes: 400 } })
     expect(log.logEndOffset).toBe(leo)
     expect(log.producers.check(7, 3, 38, 39)).toMatchObject({ firstOffset: 38 })
     expect(() => log.producers.check(7, 3, 41, 41)).toThrow(/expected 40/)
+    await log.close()
   })
 
   it('works with kafkajs idempotent producers', async () => {

@@ -542,6 +542,11 @@ export class PartitionLog {
     this.lastFlushTime = Date.now()
   }
 
+  /** Settles once every producer-state snapshot started so far is written (they run off the event loop). */
+  snapshotsWritten(): Promise<void> {
+    return this.snapshotting
+  }
+
   /** Flushes, writes the indexes and closes every segment (files stay). */
   async close(): Promise<void> {
     if (this.closed) return

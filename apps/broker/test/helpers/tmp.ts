@@ -13,5 +13,5 @@ export function tempDir(prefix = 'tidelog-broker-', base = tmpdir()): string {
 }
 
 afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 })
 })
