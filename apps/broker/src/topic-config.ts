@@ -29,13 +29,15 @@ const LONG_MIN_BIG = -(2n ** 63n)
 const LONG_MAX_BIG = 2n ** 63n - 1n
 
 type Parsed = boolean | number | bigint | string | string[]
+/** A reason, or the reason with the value Kafka names in place of the whole value. */
+type Complaint = string | { shown: string; reason: string }
 
 interface TopicConfigDef {
   type: Kind
   /** Kafka 4.4's default, used when the broker has no setting of its own for it. */
   kafkaDefault: string
   /** Kafka's value check after parsing; returns the reason, as Kafka words it. */
-  validate?: (v: Parsed) => string | undefined
+  validate?: (v: Parsed) => Complaint | undefined
   /** Values Kafka accepts that this broker cannot honour: the reason it refuses them. */
   refuse?: (v: Parsed) => string | undefined
   /** The broker-level config this one falls back to (Kafka's ServerTopicConfigSynonyms). */
@@ -51,9 +53,10 @@ interface TopicConfigDef {
 const atLeast = (min: number | bigint) => (v: Parsed) => ((v as number | bigint) < min ? `Value must be at least ${min}` : undefined)
 const between = (min: number, max: number) => (v: Parsed) =>
   (v as number) < min ? `Value must be at least ${min}` : (v as number) > max ? `Value must be no more than ${max}` : undefined
-const oneOf = (values: readonly string[]) => (v: Parsed) => {
-  const list = Array.isArray(v) ? v : [v as string]
-  return list.every((x) => values.includes(x)) ? undefined : `String must be one of: ${values.join(', ')}`
+// Kafka's ValidString / ValidList.in; a list names its first element not allowed.
+const oneOf = (values: readonly string[]) => (v: Parsed): Complaint | undefined => {
+  const bad = (Array.isArray(v) ? v : [v as string]).find((x) => !values.includes(x))
+  return bad === undefined ? undefined : { shown: bad, reason: `String must be one of: ${values.join(', ')}` }
 }
 
 // Kafka's ThrottledReplicaListValidator: '*' alone, or partition:broker pairs.
@@ -401,7 +404,8 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
     const p = parse(def.type, raw)
     if ('error' in p) return `Invalid value ${raw} for configuration ${name}: ${p.error}`
     const why = def.validate?.(p.value)
-    if (why !== undefined) return `Invalid value ${show(p.value)} for configuration ${name}: ${why}`
+    if (typeof why === 'string') return `Invalid value ${show(p.value)} for configuration ${name}: ${why}`
+    if (why !== undefined) return `Invalid value ${why.shown} for configuration ${name}: ${why.reason}`
     parsed[name] = p.value
   }
   // Kafka's LogConfig.validateValues, over the effective values.
@@ -414,7 +418,7 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
   }
   for (const [name, v] of Object.entries(parsed)) {
     const why = defOf(name)!.refuse?.(v)
-    if (why !== undefined) return `Invalid value ${show(v)} for configuration ${name}: ${why}`
+    if (why !== undefined) return `Invalid value ${configs[name]!.trim()} for configuration ${name}: ${why}`
   }
   return undefined
 }
