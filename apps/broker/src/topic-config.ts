@@ -201,8 +201,13 @@ const DEFS: Record<string, TopicConfigDef> = {
     type: 'INT',
     kafkaDefault: '2147483639',
     validate: atLeast(1),
+    // The batch is inflated in memory to be validated, so the cap bounds what one request can make the broker allocate.
+    refuse: (v) =>
+      (v as number) > DEFAULT_MAX_DECOMPRESSED_BYTES
+        ? `this broker inflates a compressed batch in memory to validate it, so at most ${DEFAULT_MAX_DECOMPRESSED_BYTES} is accepted`
+        : undefined,
     brokerName: 'max.decompressed.message.bytes',
-    doc: 'Largest size a produced compressed batch may inflate to; larger ones are refused with MESSAGE_TOO_LARGE.',
+    doc: `Largest size a produced compressed batch may inflate to (at most ${DEFAULT_MAX_DECOMPRESSED_BYTES} here); larger ones are refused with MESSAGE_TOO_LARGE.`,
   },
   'max.message.bytes': {
     type: 'INT',

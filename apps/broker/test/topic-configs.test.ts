@@ -145,6 +145,28 @@ describe('CreateTopics validates topic configs as Kafka 4.4 does', () => {
   })
 })
 
+describe('max.decompressed.message.bytes per topic', () => {
+  it('caps what a compressed batch may inflate to, up to the 64 MiB this broker inflates in memory', async () => {
+    const { c } = await start()
+    expect((await create(c, 'huge', { 'max.decompressed.message.bytes': String(64 * 1024 * 1024 + 1) })).errorMessage).toBe(
+      'Invalid value 67108865 for configuration max.decompressed.message.bytes: this broker inflates a compressed batch in memory to validate it, so at most 67108864 is accepted',
+    )
+    expect((await create(c, 'tight', { 'max.decompressed.message.bytes': '5000' })).errorCode).toBe(0)
+    expect((await create(c, 'roomy', {})).errorCode).toBe(0)
+    const produce = async (topic: string) => {
+      const r = await c.request(ApiKeys.Produce, 9, {
+        transactionalId: null,
+        acks: -1,
+        timeoutMs: 1000,
+        topicData: [{ name: topic, partitionData: [{ index: 0, records: makeBatch(10, { valueSize: 1000, compression: 1 }) }] }],
+      })
+      return r.responses[0].partitionResponses[0].errorCode
+    }
+    expect(await produce('tight')).toBe(ErrorCodes.MESSAGE_TOO_LARGE)
+    expect(await produce('roomy')).toBe(0)
+  })
+})
+
 describe('DescribeConfigs of a topic', () => {
   it('lists exactly Kafka 4.4\'s topic config names, types and defaults', async () => {
     const { c } = await start()
