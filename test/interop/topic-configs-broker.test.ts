@@ -77,6 +77,26 @@ describe(`Kafka ${version}'s ConfigCommand and TopicCommand against the tidelog 
     expect(printedNames(overrides)).toEqual(['preallocate', 'segment.ms'])
   })
 
+  it('on a broker with default settings, kafka-configs.sh prints a new topic line for line as Kafka 4.4 does', async (ctx) => {
+    if (skip) return ctx.skip()
+    const dir = mkdtempSync(join(tmpdir(), 'tidelog-topic-configs-default-'))
+    const plain = await startBroker({ port: 0, dataDir: dir, logLevel: 'warn' })
+    try {
+      const at = `127.0.0.1:${plain.port}`
+      await tool('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', at, '--create', '--topic', 'golden'])
+      const { stdout } = await tool('org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', at, '--describe', '--all', '--entity-type', 'topics', '--entity-name', 'golden'])
+      // Where this broker's defaults differ from Kafka 4.4's on purpose (apps/broker/README.md, "Topic configs"),
+      // and min.insync.replicas, which Kafka 4.4 sets cluster-wide (DYNAMIC_DEFAULT_BROKER_CONFIG) and this broker does not.
+      const differ = ['message.timestamp.after.max.ms', 'max.decompressed.message.bytes', 'min.insync.replicas']
+      const keep = (lines: string[]) => lines.filter((l) => l.trim() !== '' && !differ.some((n) => l.startsWith(`  ${n}=`)))
+      expect(keep(stdout.split('\n'))).toEqual(keep(golden.configCommand))
+      expect(stdout).toMatch(/^ {2}max\.decompressed\.message\.bytes=67108864 sensitive=false synonyms=\{DEFAULT_CONFIG:max\.decompressed\.message\.bytes=67108864\}$/m)
+    } finally {
+      await plain.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('kafka-configs.sh --describe --all of the broker prints its settings by Kafka\'s names', async (ctx) => {
     if (skip) return ctx.skip()
     const { stdout } = await tool('org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', bootstrap, '--describe', '--all', '--entity-type', 'brokers', '--entity-name', String(broker.nodeId)])
