@@ -133,6 +133,8 @@ async function main(): Promise<void> {
           resources: [
             { resourceType: 2, resourceName: topic, configurationKeys: null },
             { resourceType: 4, resourceName: '1', configurationKeys: BROKER_NAMES },
+            // The cluster-wide default resource (ConfigCommand --entity-default).
+            { resourceType: 4, resourceName: '', configurationKeys: null },
           ],
           includeSynonyms: true,
           includeDocumentation: true,
@@ -141,7 +143,7 @@ async function main(): Promise<void> {
       if (described.results[0].errorCode === 0) break
       await new Promise((r) => setTimeout(r, 200))
     }
-    const [t, b] = described.results
+    const [t, b, clusterDefault] = described.results
     if (t.errorCode !== 0 || b.errorCode !== 0) throw new Error(`describe: ${JSON.stringify(described.results)}`)
     const shape = (x: any) => ({
       name: x.name,
@@ -170,6 +172,10 @@ async function main(): Promise<void> {
       capturedWith: 'test/interop/capture-topic-configs.ts',
       topicConfigs: t.configs.map(shape).sort((a: any, z: any) => a.name.localeCompare(z.name)),
       brokerConfigs: b.configs.map(shape).sort((a: any, z: any) => a.name.localeCompare(z.name)),
+      clusterDefaultBrokerConfigs: {
+        errorCode: clusterDefault.errorCode,
+        configs: clusterDefault.configs.map(shape).map(({ documentation: _d, ...rest }: any) => rest),
+      },
       configCommand: stdout.split('\n'),
       probes,
     }

@@ -268,6 +268,17 @@ describe('DescribeConfigs of the broker', () => {
   })
 })
 
+describe('DescribeConfigs of the cluster-wide broker default', () => {
+  it('lists only dynamic broker defaults, which this broker has none of (Kafka 4.4 lists its dynamic ones)', async () => {
+    const { c } = await start({ retentionMs: 1000 })
+    const r = await c.request(ApiKeys.DescribeConfigs, 4, { resources: [{ resourceType: 4, resourceName: '', configurationKeys: null }], includeSynonyms: true, includeDocumentation: false })
+    const g = (golden as unknown as { clusterDefaultBrokerConfigs: { errorCode: number; configs: GoldenConfig[] } }).clusterDefaultBrokerConfigs
+    expect(g.errorCode).toBe(0)
+    expect(g.configs.every((x) => x.source === 3)).toBe(true) // DYNAMIC_DEFAULT_BROKER_CONFIG only
+    expect(r.results[0]).toMatchObject({ errorCode: 0, configs: [] })
+  })
+})
+
 describe('per-topic timestamp limits', () => {
   it('message.timestamp.before/after.max.ms on a topic override the broker-wide values', async () => {
     const { c } = await start({ messageTimestampBeforeMaxMs: 60_000 })

@@ -91,8 +91,12 @@ export const describeConfigsHandler = defineHandler({
         configs = describeTopicConfigs(topic.configs, broker.config)
           .filter((c) => wanted(c.name))
           .map((c) => entry(c.name, c.value, c.source, false, c.configType, c.documentation, c.synonyms))
+      } else if (r.resourceType === BROKER && r.resourceName === '') {
+        // The cluster-wide default resource holds dynamic broker defaults only (ConfigCommand
+        // --entity-default); this broker has none, its settings are all static.
+        configs = []
       } else if (r.resourceType === BROKER) {
-        if (r.resourceName !== '' && r.resourceName !== String(broker.nodeId)) {
+        if (r.resourceName !== String(broker.nodeId)) {
           return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: `this is broker ${broker.nodeId}`, configs: [] }
         }
         configs = brokerConfigs(broker.config)
