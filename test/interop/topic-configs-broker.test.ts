@@ -106,6 +106,10 @@ describe(`Kafka ${version}'s ConfigCommand and TopicCommand against the tidelog 
       expect(names).toContain(n)
     }
     expect(stdout).toMatch(/^ {2}log\.retention\.ms=3600000 sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log\.retention\.ms=3600000, DEFAULT_CONFIG:log\.retention\.ms=604800000\}$/m)
+    // The cluster-wide default holds dynamic defaults only: none on this broker.
+    const { stdout: defaults } = await tool('org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', bootstrap, '--describe', '--entity-type', 'brokers', '--entity-default'])
+    expect(defaults).toMatch(/^Default configs for brokers in the cluster are:$/m)
+    expect(printedNames(defaults)).toEqual([])
   })
 
   it('TopicCommand prints Kafka\'s INVALID_CONFIG message for a bad value and an unknown name', async (ctx) => {
