@@ -46,11 +46,11 @@ function brokerConfigs(b: BrokerConfig): BrokerEntry[] {
   }
   // Kafka's synonym tables map several topic configs to one broker name only once each.
   const seen = new Set(entries.map((e) => e.name))
+  const defaults = new Map(brokerTopicDefaults(BROKER_DEFAULTS).map((d) => [d.name, d.value]))
   for (const d of brokerTopicDefaults(b)) {
     if (seen.has(d.name)) continue
     seen.add(d.name)
-    const defaultValue = d.source === ConfigSource.DEFAULT_CONFIG ? d.value : brokerTopicDefaults(BROKER_DEFAULTS).find((x) => x.name === d.name)!.value
-    entries.push({ name: d.name, type: d.type, value: d.value, source: d.source, defaultValue, doc: d.doc })
+    entries.push({ name: d.name, type: d.type, value: d.value, source: d.source, defaultValue: defaults.get(d.name)!, doc: d.doc })
   }
   return entries.sort((x, y) => (x.name < y.name ? -1 : 1))
 }
