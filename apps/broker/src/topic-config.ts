@@ -417,7 +417,7 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
   const minLag = (parsed['min.compaction.lag.ms'] as bigint | undefined) ?? 0n
   const maxLag = (parsed['max.compaction.lag.ms'] as bigint | undefined) ?? LONG_MAX_BIG
   if (minLag > maxLag) return `conflict topic config setting min.compaction.lag.ms (${minLag}) > max.compaction.lag.ms (${maxLag})`
-  // Kafka's own words (ConfigAdminManager/LogConfig) for a broker without tiered storage.
+  // Kafka's own words (golden probe) for a broker without tiered storage.
   if (parsed['remote.storage.enable'] === true) {
     return 'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.'
   }

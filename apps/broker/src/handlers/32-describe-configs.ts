@@ -44,7 +44,7 @@ function brokerConfigs(b: BrokerConfig): BrokerEntry[] {
     const set = b[key] !== BROKER_DEFAULTS[key]
     entries.push({ name, type, value: asKafka(b[key]), source: set ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG, defaultValue: asKafka(BROKER_DEFAULTS[key]), doc })
   }
-  // Kafka's synonym tables map several topic configs to one broker name only once each.
+  // The broker-level names behind the topic configs (ServerTopicConfigSynonyms), once each.
   const seen = new Set(entries.map((e) => e.name))
   const defaults = new Map(brokerTopicDefaults(BROKER_DEFAULTS).map((d) => [d.name, d.value]))
   for (const d of brokerTopicDefaults(b)) {
