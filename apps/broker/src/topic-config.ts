@@ -1,4 +1,5 @@
-import type { BrokerConfig } from './config.js'
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@tidelog/protocol'
+import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from './config.js'
 import type { LogConfig } from './log/index.js'
 
 /** What a partition's handlers need from its topic's configuration. */
@@ -7,91 +8,522 @@ export interface TopicSettings {
   maxMessageBytes: number
   /** message.timestamp.type */
   logAppendTime: boolean
+  /** message.timestamp.before.max.ms / after.max.ms; Infinity accepts any timestamp. */
+  messageTimestampBeforeMaxMs: number
+  messageTimestampAfterMaxMs: number
+  /** max.decompressed.message.bytes: the cap a compressed batch's records may inflate to. */
+  maxDecompressedBytes: number
 }
 
-interface ConfigSpec {
-  /** The broker-wide default, as Kafka prints it. */
-  defaultValue(b: BrokerConfig): string
-  /** Returns an error message, or undefined if `v` is acceptable. */
-  check(v: string): string | undefined
+/** Kafka's ConfigType (KIP-569), as DescribeConfigs v3+ reports it. */
+export const ConfigType = { BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7 } as const
+type Kind = keyof typeof ConfigType
+
+/** Kafka's ConfigSource (KIP-226). */
+export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
+
+export const LONG_MAX = '9223372036854775807'
+const INT_MIN = -(2 ** 31)
+const INT_MAX = 2 ** 31 - 1
+const LONG_MIN_BIG = -(2n ** 63n)
+const LONG_MAX_BIG = 2n ** 63n - 1n
+
+type Parsed = boolean | number | bigint | string | string[]
+/** A reason, or the reason with the value Kafka names in place of the whole value. */
+type Complaint = string | { shown: string; reason: string }
+
+interface TopicConfigDef {
+  type: Kind
+  /** Kafka 4.4's default, used when the broker has no setting of its own for it. */
+  kafkaDefault: string
+  /** Kafka's value check after parsing; returns the reason, as Kafka words it. */
+  validate?: (v: Parsed) => Complaint | undefined
+  /** Values Kafka accepts that this broker cannot honour: the reason it refuses them. */
+  refuse?: (v: Parsed) => string | undefined
+  /** The broker-level config this one falls back to (Kafka's ServerTopicConfigSynonyms). */
+  brokerName?: string
+  /** Kafka leaves the broker-level name unset by default (derived from *.hours), so DescribeConfigs lists no default synonym. */
+  brokerNameUnset?: boolean
+  /** The tidelog broker setting behind brokerName, when there is one. */
+  brokerKey?: keyof BrokerConfig
+  /** What it does here; DescribeConfigs returns it as the documentation. */
+  doc: string
 }
 
-const LONG_MAX = '9223372036854775807'
+const atLeast = (min: number | bigint) => (v: Parsed) => ((v as number | bigint) < min ? `Value must be at least ${min}` : undefined)
+const between = (min: number, max: number) => (v: Parsed) =>
+  (v as number) < min ? `Value must be at least ${min}` : (v as number) > max ? `Value must be no more than ${max}` : undefined
+// Kafka's ValidString / ValidList.in; a list names its first element not allowed.
+const oneOf = (values: readonly string[]) => (v: Parsed): Complaint | undefined => {
+  const bad = (Array.isArray(v) ? v : [v as string]).find((x) => !values.includes(x))
+  return bad === undefined ? undefined : { shown: bad, reason: `String must be one of: ${values.join(', ')}` }
+}
 
-function intCheck(min: number, max: number, allowLongMax = false): (v: string) => string | undefined {
+// Kafka's ThrottledReplicaListValidator: '*' alone, or partition:broker pairs.
+function throttledReplicas(name: string): (v: Parsed) => string | undefined {
   return (v) => {
-    if (allowLongMax && v === LONG_MAX) return undefined
-    if (!/^-?\d+$/.test(v)) return `must be an integer`
-    const n = Number(v)
-    if (!Number.isSafeInteger(n) || n < min || n > max) return `must be between ${min} and ${max}`
-    return undefined
+    const list = v as string[]
+    if (list.every((x) => /^(\d+:\d+)?$/.test(x)) || list.join('').trim() === '*') return undefined
+    return `${name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...`
   }
 }
 
-const asKafka = (n: number): string => (n === Infinity ? LONG_MAX : String(n))
+const NO_EFFECT_SINGLE_NODE = 'Accepted for compatibility; it has no effect on a single-node broker.'
+const NO_EFFECT_COMPACTION = 'Applies to log compaction only, which this broker does not do yet (issue 12); accepted and stored.'
+const NO_EFFECT_TIERED = 'Applies to tiered storage only, which this broker does not have; accepted and stored.'
+const NO_EFFECT_RECOMPRESSION = 'Applies to broker-side recompression only, which this broker does not do (compression.type must be producer); accepted and stored.'
 
-// The topic-level configs tidelog understands, by Kafka's names. DescribeConfigs
-// reports these; CreateTopics and AlterConfigs accept only these (Kafka rejects
-// unknown names with INVALID_CONFIG too).
-export const TOPIC_CONFIGS: ReadonlyMap<string, ConfigSpec> = new Map<string, ConfigSpec>([
-  ['cleanup.policy', { defaultValue: () => 'delete', check: (v) => (v === 'delete' ? undefined : 'only "delete" is supported') }],
-  ['retention.ms', { defaultValue: (b) => String(b.retentionMs), check: intCheck(-1, Number.MAX_SAFE_INTEGER, true) }],
-  ['retention.bytes', { defaultValue: (b) => String(b.retentionBytes), check: intCheck(-1, Number.MAX_SAFE_INTEGER, true) }],
-  ['segment.bytes', { defaultValue: (b) => String(b.segmentBytes), check: intCheck(14, 2 ** 31 - 1) }],
-  ['segment.ms', { defaultValue: (b) => String(b.segmentMs), check: intCheck(1, Number.MAX_SAFE_INTEGER, true) }],
-  ['flush.messages', { defaultValue: (b) => asKafka(b.flushMessages), check: intCheck(1, Number.MAX_SAFE_INTEGER, true) }],
-  ['flush.ms', { defaultValue: (b) => asKafka(b.flushMs), check: intCheck(0, Number.MAX_SAFE_INTEGER, true) }],
-  ['max.message.bytes', { defaultValue: (b) => String(b.maxMessageBytes), check: intCheck(0, 2 ** 31 - 1) }],
-  [
-    'message.timestamp.type',
-    { defaultValue: () => 'CreateTime', check: (v) => (v === 'CreateTime' || v === 'LogAppendTime' ? undefined : 'must be CreateTime or LogAppendTime') },
-  ],
-  ['index.interval.bytes', { defaultValue: () => '4096', check: intCheck(0, 2 ** 31 - 1) }],
-  // Accepted for compatibility with tools that always send it; a single broker has one replica.
-  ['min.insync.replicas', { defaultValue: () => '1', check: intCheck(1, 1) }],
-])
+// Kafka 4.4's topic configs (LogConfig), by name: type, default, validation and the
+// broker-level synonym, as apps/broker/test/golden/kafka-4.4-topic-configs.json
+// records them from a real Kafka 4.4.0. Kafka's own names, defaults and checks are
+// the reference; `refuse` marks what this broker cannot honour instead of ignoring it.
+const DEFS: Record<string, TopicConfigDef> = {
+  'cleanup.policy': {
+    type: 'LIST',
+    kafkaDefault: 'delete',
+    validate: oneOf(['compact', 'delete']),
+    refuse: (v) =>
+      (v as string[]).includes('compact')
+        ? 'log compaction is not supported yet (issue 12)'
+        : (v as string[]).length === 0
+          ? 'an empty cleanup.policy is not supported by this broker; use delete'
+          : undefined,
+    brokerName: 'log.cleanup.policy',
+    doc: 'How old segments are cleaned up: delete (by retention.ms and retention.bytes) is supported; compact is refused until compaction lands.',
+  },
+  'compression.gzip.level': {
+    type: 'INT',
+    kafkaDefault: '-1',
+    validate: (v) => ((v as number) === -1 || ((v as number) >= 1 && (v as number) <= 9) ? undefined : 'Value must be between 1 and 9 or equal to -1'),
+    brokerName: 'compression.gzip.level',
+    doc: `gzip level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+  },
+  'compression.lz4.level': {
+    type: 'INT',
+    kafkaDefault: '9',
+    validate: between(1, 17),
+    brokerName: 'compression.lz4.level',
+    doc: `lz4 level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+  },
+  'compression.type': {
+    type: 'STRING',
+    kafkaDefault: 'producer',
+    validate: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']),
+    refuse: (v) =>
+      v === 'producer' ? undefined : `this broker stores batches as the producer compressed them and does not recompress; only producer is supported`,
+    brokerName: 'compression.type',
+    doc: 'Only producer: batches are stored as the producer compressed them. Other codecs need broker-side recompression, which this broker refuses rather than ignores.',
+  },
+  'compression.zstd.level': {
+    type: 'INT',
+    kafkaDefault: '3',
+    validate: between(-131072, 22),
+    brokerName: 'compression.zstd.level',
+    doc: `zstd level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+  },
+  'delete.retention.ms': {
+    type: 'LONG',
+    kafkaDefault: '86400000',
+    validate: atLeast(0n),
+    brokerName: 'log.cleaner.delete.retention.ms',
+    doc: `How long tombstones are kept on compacted topics. ${NO_EFFECT_COMPACTION}`,
+  },
+  'errors.deadletterqueue.group.enable': {
+    type: 'BOOLEAN',
+    kafkaDefault: 'false',
+    doc: 'Whether groups may use the topic as a dead-letter queue (KIP-1034); the broker only stores it.',
+  },
+  'file.delete.delay.ms': {
+    type: 'LONG',
+    kafkaDefault: '60000',
+    validate: atLeast(0n),
+    brokerName: 'log.segment.delete.delay.ms',
+    doc: 'Accepted and stored; this broker removes a deleted segment once no reader holds it, without a fixed delay.',
+  },
+  'flush.messages': {
+    type: 'LONG',
+    kafkaDefault: LONG_MAX,
+    validate: atLeast(1n),
+    brokerName: 'log.flush.interval.messages',
+    brokerKey: 'flushMessages',
+    doc: 'fsync a partition after this many appended messages; 9223372036854775807 leaves it to the page cache.',
+  },
+  'flush.ms': {
+    type: 'LONG',
+    kafkaDefault: LONG_MAX,
+    validate: atLeast(0n),
+    brokerName: 'log.flush.interval.ms',
+    brokerNameUnset: true,
+    brokerKey: 'flushMs',
+    doc: 'fsync a partition at least this often (ms); 9223372036854775807 leaves it to the page cache.',
+  },
+  'follower.replication.throttled.replicas': {
+    type: 'LIST',
+    kafkaDefault: '',
+    validate: throttledReplicas('follower.replication.throttled.replicas'),
+    doc: `Replicas whose follower replication is throttled. ${NO_EFFECT_SINGLE_NODE}`,
+  },
+  'index.interval.bytes': {
+    type: 'INT',
+    kafkaDefault: '4096',
+    validate: atLeast(0),
+    brokerName: 'log.index.interval.bytes',
+    doc: 'Bytes of log between two offset-index entries.',
+  },
+  'leader.replication.throttled.replicas': {
+    type: 'LIST',
+    kafkaDefault: '',
+    validate: throttledReplicas('leader.replication.throttled.replicas'),
+    doc: `Replicas whose leader-side replication is throttled. ${NO_EFFECT_SINGLE_NODE}`,
+  },
+  'local.retention.bytes': {
+    type: 'LONG',
+    kafkaDefault: '-2',
+    validate: atLeast(-2n),
+    brokerName: 'log.local.retention.bytes',
+    doc: `Bytes kept locally before tiering. ${NO_EFFECT_TIERED}`,
+  },
+  'local.retention.ms': {
+    type: 'LONG',
+    kafkaDefault: '-2',
+    validate: atLeast(-2n),
+    brokerName: 'log.local.retention.ms',
+    doc: `Time kept locally before tiering. ${NO_EFFECT_TIERED}`,
+  },
+  'max.compaction.lag.ms': {
+    type: 'LONG',
+    kafkaDefault: LONG_MAX,
+    validate: atLeast(1n),
+    brokerName: 'log.cleaner.max.compaction.lag.ms',
+    doc: `Longest a record may stay uncompacted. ${NO_EFFECT_COMPACTION}`,
+  },
+  'max.decompressed.message.bytes': {
+    type: 'INT',
+    kafkaDefault: '2147483639',
+    validate: atLeast(1),
+    // The batch is inflated in memory to be validated, so the cap bounds what one request can make the broker allocate.
+    refuse: (v) =>
+      (v as number) > DEFAULT_MAX_DECOMPRESSED_BYTES
+        ? `this broker inflates a compressed batch in memory to validate it, so at most ${DEFAULT_MAX_DECOMPRESSED_BYTES} is accepted`
+        : undefined,
+    brokerName: 'max.decompressed.message.bytes',
+    doc: `Largest size a produced compressed batch may inflate to (at most ${DEFAULT_MAX_DECOMPRESSED_BYTES} here); larger ones are refused with MESSAGE_TOO_LARGE.`,
+  },
+  'max.message.bytes': {
+    type: 'INT',
+    kafkaDefault: '1048588',
+    validate: atLeast(0),
+    brokerName: 'message.max.bytes',
+    brokerKey: 'maxMessageBytes',
+    doc: 'Largest record batch accepted for the topic.',
+  },
+  'message.timestamp.after.max.ms': {
+    type: 'LONG',
+    kafkaDefault: '3600000',
+    validate: atLeast(0n),
+    brokerName: 'log.message.timestamp.after.max.ms',
+    brokerKey: 'messageTimestampAfterMaxMs',
+    doc: 'How far ahead of the broker clock a CreateTime record timestamp may be (INVALID_TIMESTAMP beyond).',
+  },
+  'message.timestamp.before.max.ms': {
+    type: 'LONG',
+    kafkaDefault: LONG_MAX,
+    validate: atLeast(0n),
+    brokerName: 'log.message.timestamp.before.max.ms',
+    brokerKey: 'messageTimestampBeforeMaxMs',
+    doc: 'How far behind the broker clock a CreateTime record timestamp may be (INVALID_TIMESTAMP beyond).',
+  },
+  'message.timestamp.type': {
+    type: 'STRING',
+    kafkaDefault: 'CreateTime',
+    validate: oneOf(['CreateTime', 'LogAppendTime']),
+    brokerName: 'log.message.timestamp.type',
+    doc: 'CreateTime keeps the producer timestamps; LogAppendTime stamps batches with the broker clock.',
+  },
+  'min.cleanable.dirty.ratio': {
+    type: 'DOUBLE',
+    kafkaDefault: '0.5',
+    validate: between(0, 1),
+    brokerName: 'log.cleaner.min.cleanable.ratio',
+    doc: `Dirty share of the log that triggers cleaning. ${NO_EFFECT_COMPACTION}`,
+  },
+  'min.compaction.lag.ms': {
+    type: 'LONG',
+    kafkaDefault: '0',
+    validate: atLeast(0n),
+    brokerName: 'log.cleaner.min.compaction.lag.ms',
+    doc: `Shortest time a record stays uncompacted. ${NO_EFFECT_COMPACTION}`,
+  },
+  'min.insync.replicas': {
+    type: 'INT',
+    kafkaDefault: '1',
+    validate: atLeast(1),
+    // Kafka accepts more than the replication factor and then fails every acks=all write.
+    refuse: (v) => ((v as number) > 1 ? 'this broker is a single node, so a topic has 1 replica and acks=all could never be met' : undefined),
+    brokerName: 'min.insync.replicas',
+    doc: 'In-sync replicas an acks=all write needs; a single node has one, so only 1 is accepted.',
+  },
+  'preallocate': {
+    type: 'BOOLEAN',
+    kafkaDefault: 'false',
+    brokerName: 'log.preallocate',
+    doc: 'Accepted and stored; this broker grows segment files as it writes them.',
+  },
+  'remote.copy.lag.bytes': {
+    type: 'LONG',
+    kafkaDefault: '-1',
+    validate: atLeast(-1n),
+    brokerName: 'log.remote.copy.lag.bytes',
+    doc: `Bytes a segment waits before being tiered. ${NO_EFFECT_TIERED}`,
+  },
+  'remote.copy.lag.ms': {
+    type: 'LONG',
+    kafkaDefault: '0',
+    validate: atLeast(-1n),
+    brokerName: 'log.remote.copy.lag.ms',
+    doc: `Time a segment waits before being tiered. ${NO_EFFECT_TIERED}`,
+  },
+  'remote.log.copy.disable': { type: 'BOOLEAN', kafkaDefault: 'false', doc: `Stops copying segments to tiered storage. ${NO_EFFECT_TIERED}` },
+  'remote.log.delete.on.disable': { type: 'BOOLEAN', kafkaDefault: 'false', doc: `Deletes tiered segments when tiering is disabled. ${NO_EFFECT_TIERED}` },
+  'remote.storage.enable': { type: 'BOOLEAN', kafkaDefault: 'false', doc: 'Tiered storage; this broker has none, so true is refused as Kafka refuses it without tiered storage.' },
+  'retention.bytes': {
+    type: 'LONG',
+    kafkaDefault: '-1',
+    brokerName: 'log.retention.bytes',
+    brokerKey: 'retentionBytes',
+    doc: 'Delete the oldest segments while a partition is larger than this; -1 (any negative) keeps them.',
+  },
+  'retention.ms': {
+    type: 'LONG',
+    kafkaDefault: '604800000',
+    validate: atLeast(-1n),
+    brokerName: 'log.retention.ms',
+    brokerNameUnset: true,
+    brokerKey: 'retentionMs',
+    doc: 'Delete segments whose newest record is older than this; -1 keeps them.',
+  },
+  'segment.bytes': {
+    type: 'INT',
+    kafkaDefault: '1073741824',
+    validate: atLeast(1024 * 1024),
+    brokerName: 'log.segment.bytes',
+    brokerKey: 'segmentBytes',
+    doc: 'Roll a segment once it reaches this size.',
+  },
+  'segment.index.bytes': {
+    type: 'INT',
+    kafkaDefault: '10485760',
+    validate: atLeast(4),
+    brokerName: 'log.index.size.max.bytes',
+    doc: 'Accepted and stored; this broker sizes index files to their entries and rolls by segment.bytes and segment.ms only.',
+  },
+  'segment.jitter.ms': {
+    type: 'LONG',
+    kafkaDefault: '0',
+    validate: atLeast(0n),
+    brokerName: 'log.roll.jitter.ms',
+    brokerNameUnset: true,
+    doc: 'Accepted and stored; this broker rolls exactly at segment.ms, without random jitter.',
+  },
+  'segment.ms': {
+    type: 'LONG',
+    kafkaDefault: '604800000',
+    validate: atLeast(1n),
+    brokerName: 'log.roll.ms',
+    brokerNameUnset: true,
+    brokerKey: 'segmentMs',
+    doc: 'Roll a segment once its first record is this old.',
+  },
+  'unclean.leader.election.enable': {
+    type: 'BOOLEAN',
+    kafkaDefault: 'false',
+    brokerName: 'unclean.leader.election.enable',
+    doc: `Whether an out-of-sync replica may become leader. ${NO_EFFECT_SINGLE_NODE}`,
+  },
+}
 
-/** An error message for the first unacceptable entry, or undefined. */
+// Kafka's testing-only knob (LogConfig.INTERNAL_SEGMENT_BYTES_CONFIG): accepted without
+// segment.bytes' 1 MiB minimum and used in place of it, never listed by DescribeConfigs.
+// Kafka has no lower bound; a segment must hold at least a batch header here.
+const INTERNAL_SEGMENT_BYTES = 'internal.segment.bytes'
+const INTERNAL_SEGMENT_BYTES_DEF: TopicConfigDef = {
+  type: 'INT',
+  kafkaDefault: '',
+  refuse: (v) => ((v as number) < 14 ? 'a segment must be able to hold at least 14 bytes' : undefined),
+  doc: 'Testing only: segment.bytes without its minimum.',
+}
+const defOf = (name: string): TopicConfigDef | undefined => (name === INTERNAL_SEGMENT_BYTES ? INTERNAL_SEGMENT_BYTES_DEF : DEFS[name])
+
+/** Every topic config Kafka 4.4 lists, sorted by name. */
+export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(DEFS).sort()
+
+/** Parses as Kafka's ConfigDef.parseType does (trimmed), or returns its complaint. */
+function parse(type: Kind, raw: string): { value: Parsed } | { error: string } {
+  const s = raw.trim()
+  switch (type) {
+    case 'BOOLEAN': {
+      const l = s.toLowerCase()
+      if (l === 'true' || l === 'false') return { value: l === 'true' }
+      return { error: 'Expected value to be either true or false' }
+    }
+    case 'INT':
+    case 'SHORT': {
+      const n = /^[+-]?\d+$/.test(s) ? Number(s) : NaN
+      return Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX ? { value: n } : { error: `Not a number of type ${type}` }
+    }
+    case 'LONG': {
+      const n = /^[+-]?\d+$/.test(s) ? BigInt(s) : undefined
+      return n !== undefined && n >= LONG_MIN_BIG && n <= LONG_MAX_BIG ? { value: n } : { error: 'Not a number of type LONG' }
+    }
+    case 'DOUBLE': {
+      // Java's Double.parseDouble: decimal or exponent notation, NaN, Infinity, an optional d/f suffix.
+      if (!/^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?)$/.test(s)) return { error: 'Not a number of type DOUBLE' }
+      return { value: Number(s.replace(/[dDfF]$/, '')) }
+    }
+    case 'STRING':
+      return { value: s }
+    case 'LIST':
+      return { value: s === '' ? [] : s.split(/\s*,\s*/) }
+  }
+}
+
+/** How Kafka prints a parsed value in "Invalid value ..." (a Java List prints as [a, b]). */
+function show(v: Parsed): string {
+  return Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
+}
+
+/**
+ * Checks CreateTopics (or AlterConfigs) entries as Kafka does: unknown names first
+ * ("Unknown topic config name"), then each value's type, range and allowed values,
+ * then what this broker cannot honour. Returns Kafka's INVALID_CONFIG message, or
+ * undefined when all are acceptable.
+ */
 export function checkTopicConfigs(configs: Readonly<Record<string, string | null>>): string | undefined {
-  for (const [name, value] of Object.entries(configs)) {
-    const spec = TOPIC_CONFIGS.get(name)
-    if (spec === undefined) return `unknown topic config ${name}`
-    if (value === null) continue
-    const err = spec.check(value)
-    if (err !== undefined) return `invalid value ${JSON.stringify(value)} for ${name}: ${err}`
+  for (const name of Object.keys(configs)) {
+    if (defOf(name) === undefined) return `Unknown topic config name: ${name}`
+  }
+  const parsed: Record<string, Parsed> = {}
+  for (const [name, raw] of Object.entries(configs)) {
+    if (raw === null) return `Null value not supported for topic configs: ${name}`
+    const def = defOf(name)!
+    const p = parse(def.type, raw)
+    if ('error' in p) return `Invalid value ${raw} for configuration ${name}: ${p.error}`
+    const why = def.validate?.(p.value)
+    if (typeof why === 'string') return `Invalid value ${show(p.value)} for configuration ${name}: ${why}`
+    if (why !== undefined) return `Invalid value ${why.shown} for configuration ${name}: ${why.reason}`
+    parsed[name] = p.value
+  }
+  // Kafka's LogConfig.validateValues, over the effective values.
+  const minLag = (parsed['min.compaction.lag.ms'] as bigint | undefined) ?? 0n
+  const maxLag = (parsed['max.compaction.lag.ms'] as bigint | undefined) ?? LONG_MAX_BIG
+  if (minLag > maxLag) return `conflict topic config setting min.compaction.lag.ms (${minLag}) > max.compaction.lag.ms (${maxLag})`
+  // Kafka's own words (golden probe) for a broker without tiered storage.
+  if (parsed['remote.storage.enable'] === true) {
+    return 'Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.'
+  }
+  for (const [name, v] of Object.entries(parsed)) {
+    const why = defOf(name)!.refuse?.(v)
+    if (why !== undefined) return `Invalid value ${configs[name]!.trim()} for configuration ${name}: ${why}`
   }
   return undefined
 }
 
-function num(v: string | undefined, fallback: number, infiniteBelow0 = false): number {
+/** Trims values as Kafka parses them, so stored overrides read back as they apply. */
+export function normalizeTopicConfigs(configs: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(configs)) out[k] = v.trim()
+  return out
+}
+
+/** Kafka spells "no limit" as Long.MAX_VALUE; the broker config holds Infinity. */
+const asKafka = (v: unknown): string => (v === Infinity ? LONG_MAX : String(v))
+
+function num(v: string | undefined, fallback: number, infinite = Infinity): number {
   if (v === undefined) return fallback
-  if (v === LONG_MAX) return infiniteBelow0 ? -1 : Infinity
-  return Number(v)
+  const n = Number(v.trim())
+  // Anything past 2^53 ms or bytes is "never" in practice; Long.MAX_VALUE is Kafka's "unlimited".
+  return n >= Number.MAX_SAFE_INTEGER ? infinite : n
 }
 
 export function topicSettings(configs: Readonly<Record<string, string>>, b: BrokerConfig): TopicSettings {
+  const internalSegment = configs[INTERNAL_SEGMENT_BYTES]
   return {
     log: {
-      segmentBytes: num(configs['segment.bytes'], b.segmentBytes),
+      segmentBytes: num(internalSegment ?? configs['segment.bytes'], b.segmentBytes),
       segmentMs: num(configs['segment.ms'], b.segmentMs),
-      retentionMs: num(configs['retention.ms'], b.retentionMs, true),
-      retentionBytes: num(configs['retention.bytes'], b.retentionBytes, true),
+      retentionMs: num(configs['retention.ms'], b.retentionMs, -1),
+      retentionBytes: num(configs['retention.bytes'], b.retentionBytes, -1),
       flushMessages: num(configs['flush.messages'], b.flushMessages),
       flushMs: num(configs['flush.ms'], b.flushMs),
       indexIntervalBytes: num(configs['index.interval.bytes'], 4096),
     },
     maxMessageBytes: num(configs['max.message.bytes'], b.maxMessageBytes),
-    logAppendTime: configs['message.timestamp.type'] === 'LogAppendTime',
+    logAppendTime: configs['message.timestamp.type']?.trim() === 'LogAppendTime',
+    messageTimestampBeforeMaxMs: num(configs['message.timestamp.before.max.ms'], b.messageTimestampBeforeMaxMs),
+    messageTimestampAfterMaxMs: num(configs['message.timestamp.after.max.ms'], b.messageTimestampAfterMaxMs),
+    maxDecompressedBytes: num(configs['max.decompressed.message.bytes'], DEFAULT_MAX_DECOMPRESSED_BYTES),
   }
 }
 
-/** Effective value of every known config for a topic, and whether it was set on the topic. */
-export function describeTopicConfigs(
-  configs: Readonly<Record<string, string>>,
-  b: BrokerConfig,
-): { name: string; value: string; isDefault: boolean }[] {
-  return [...TOPIC_CONFIGS].map(([name, spec]) => {
+export interface ConfigSynonym {
+  name: string
+  value: string
+  source: number
+}
+
+/** One config as DescribeConfigs (and CreateTopics v5+) report it. */
+export interface DescribedConfig {
+  name: string
+  value: string
+  source: number
+  configType: number
+  documentation: string
+  /** Kafka's precedence order: the topic override, the broker's setting, the default. */
+  synonyms: ConfigSynonym[]
+}
+
+/** This broker's own value for a broker-level topic default (max.decompressed.message.bytes follows the codec cap). */
+function brokerDefault(def: TopicConfigDef): string {
+  if (def.brokerKey !== undefined) return asKafka(BROKER_DEFAULTS[def.brokerKey])
+  if (def.brokerName === 'max.decompressed.message.bytes') return String(DEFAULT_MAX_DECOMPRESSED_BYTES)
+  return def.kafkaDefault
+}
+
+/**
+ * The broker-level value behind a topic config: what the broker flag set
+ * (STATIC_BROKER_CONFIG; a flag equal to the default cannot be told apart from
+ * none), else this broker's default.
+ */
+export function brokerLevel(name: string, b: BrokerConfig): { value: string; source: number } {
+  const def = DEFS[name]!
+  if (def.brokerKey !== undefined && b[def.brokerKey] !== BROKER_DEFAULTS[def.brokerKey]) {
+    return { value: asKafka(b[def.brokerKey]), source: ConfigSource.STATIC_BROKER_CONFIG }
+  }
+  return { value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG }
+}
+
+/** The broker-level synonyms (name, type, value, source) of every topic config that has one. */
+export function brokerTopicDefaults(b: BrokerConfig): { name: string; type: number; value: string; source: number; doc: string }[] {
+  return TOPIC_CONFIG_NAMES.flatMap((name) => {
+    const def = DEFS[name]!
+    if (def.brokerName === undefined) return []
+    return [{ name: def.brokerName, type: ConfigType[def.type], ...brokerLevel(name, b), doc: `Broker-wide default of the topic config ${name}. ${def.doc}` }]
+  })
+}
+
+/** Every topic config's effective value for a topic, with its source and synonyms, sorted by name. */
+export function describeTopicConfigs(configs: Readonly<Record<string, string>>, b: BrokerConfig): DescribedConfig[] {
+  return TOPIC_CONFIG_NAMES.map((name) => {
+    const def = DEFS[name]!
+    const synonyms: ConfigSynonym[] = []
     const own = configs[name]
-    return own !== undefined ? { name, value: own, isDefault: false } : { name, value: spec.defaultValue(b), isDefault: true }
+    if (own !== undefined) synonyms.push({ name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
+    const broker = brokerLevel(name, b)
+    if (def.brokerName !== undefined) {
+      if (broker.source === ConfigSource.STATIC_BROKER_CONFIG) synonyms.push({ name: def.brokerName, ...broker })
+      if (def.brokerNameUnset !== true) synonyms.push({ name: def.brokerName, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
+    }
+    const effective = own !== undefined ? { value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG } : broker
+    return { name, ...effective, configType: ConfigType[def.type], documentation: def.doc, synonyms }
   })
 }

@@ -193,7 +193,7 @@ describe('fetch across segments', () => {
     async (interval) => {
       const { c } = await start()
       // About seven batches a segment; the limit is three and a half batches.
-      await createTopic(c, 'rolled', 1, { 'segment.bytes': String(7 * BATCH + 100), 'index.interval.bytes': interval })
+      await createTopic(c, 'rolled', 1, { 'internal.segment.bytes': String(7 * BATCH + 100), 'index.interval.bytes': interval })
       for (let i = 0; i < 40; i++) await produce(c, 'rolled', 0, makeBatch(1, { valueSize: 1000 }))
       const reads: number[] = []
       const orig = LogSegment.prototype.read

@@ -69,8 +69,9 @@ export const produceHandler = defineHandler({
             validateProducedBatch(records, {
               maxMessageBytes: topic.settings.maxMessageBytes,
               logAppendTime: topic.settings.logAppendTime,
-              timestampBeforeMaxMs: broker.config.messageTimestampBeforeMaxMs,
-              timestampAfterMaxMs: broker.config.messageTimestampAfterMaxMs,
+              timestampBeforeMaxMs: topic.settings.messageTimestampBeforeMaxMs,
+              timestampAfterMaxMs: topic.settings.messageTimestampAfterMaxMs,
+              maxDecompressedBytes: topic.settings.maxDecompressedBytes,
               now: Date.now(),
             })
           } catch (err) {

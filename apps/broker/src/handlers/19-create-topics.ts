@@ -1,12 +1,8 @@
 import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
 import { KafkaStorageError } from '../log/index.js'
-import { checkTopicConfigs, describeTopicConfigs } from '../topic-config.js'
+import { checkTopicConfigs, describeTopicConfigs, normalizeTopicConfigs } from '../topic-config.js'
 import { TOO_MANY_PARTITIONS_PER_REQUEST, invalidTopicName } from '../topics.js'
 import { defineHandler } from './types.js'
-
-// DescribeConfigs' ConfigSource values (KIP-226).
-const DYNAMIC_TOPIC_CONFIG = 1
-const DEFAULT_CONFIG = 5
 
 /**
  * An upper bound of what a request asks for, counted as KRaft does before any
@@ -26,8 +22,8 @@ function requestedPartitions(topics: readonly { numPartitions: number; assignmen
 /**
  * CreateTopics 2-7: name, partition count, replication factor (1, the only
  * replica there is), manual assignments naming this broker, and topic configs
- * checked against the ones tidelog knows (INVALID_CONFIG otherwise).
- * validate_only checks without creating.
+ * checked as Kafka 4.4 checks them (topic-config.ts; INVALID_CONFIG with Kafka's
+ * message otherwise). validate_only checks without creating.
  */
 export const createTopicsHandler = defineHandler({
   api: CreateTopics,
@@ -72,7 +68,6 @@ export const createTopicsHandler = defineHandler({
           return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the number of brokers (1)`)
         }
       }
-      const configs: Record<string, string> = {}
       const asked: Record<string, string | null> = {}
       for (const c of t.configs) asked[c.name] = c.value
       const configError = checkTopicConfigs(asked)
@@ -80,7 +75,8 @@ export const createTopicsHandler = defineHandler({
       const overBudget = broker.topics.partitionBudgetError(partitions, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
       counted += partitions
-      for (const [k, val] of Object.entries(asked)) if (val !== null) configs[k] = val
+      // checkTopicConfigs refused null values.
+      const configs = normalizeTopicConfigs(asked as Record<string, string>)
       let topic
       try {
         topic = req.validateOnly === true ? undefined : broker.topics.create(t.name, partitions, configs)
@@ -92,11 +88,12 @@ export const createTopicsHandler = defineHandler({
       if (v >= 5) {
         result.numPartitions = partitions
         result.replicationFactor = 1
+        // As Kafka: the created topic's configs, validate_only or not.
         result.configs = describeTopicConfigs(configs, broker.config).map((c) => ({
           name: c.name,
           value: c.value,
           readOnly: false,
-          configSource: c.isDefault ? DEFAULT_CONFIG : DYNAMIC_TOPIC_CONFIG,
+          configSource: c.source,
           isSensitive: false,
         }))
       }
