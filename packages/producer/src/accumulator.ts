@@ -2,7 +2,7 @@ import type { BrokerInfo, ClusterMetadata } from '@tidelog/client'
 import { BatchState, CompressionRatio, ProducerBatch, type FlushWaiter } from './batch-builder.js'
 import type { Delivery } from './delivery.js'
 import { nextStickyPartition, type PartitionerContext, type TopicPartitioning } from './partitioners/index.js'
-import type { ProducerRecord } from './record.js'
+import type { RecordParts } from './record-writer.js'
 
 /**
  * One partition's queue of batches (oldest first; the last may be open), its leader as of the
@@ -154,7 +154,7 @@ export class Accumulator {
   }
 
   /** Appends a record to its partition's open batch, opening one when needed; returns that batch. */
-  append(t: TopicQueues, partition: number, record: ProducerRecord, stamp: number, assigned: boolean, size: number, owner: Delivery, slot: number, now: number): ProducerBatch {
+  append(t: TopicQueues, partition: number, record: RecordParts, stamp: number, size: number, owner: Delivery, slot: number, now: number): ProducerBatch {
     const q = t.queue(partition)
     let batch = q.open
     const ratio = t.ratio.value
@@ -170,7 +170,7 @@ export class Accumulator {
       if (q.batches.length === 1) this.pending.add(q)
       this.onBatch()
     }
-    batch.add(record, stamp, assigned, size, owner, slot)
+    batch.add(record, stamp, size, owner, slot)
     this.used += size
     if (batch.isFull(this.batchBytes, ratio)) {
       this.close(q)

@@ -1,5 +1,5 @@
 import { SendError } from './errors.js'
-import type { ProducerRecord, RecordMetadata } from './record.js'
+import { snapshot, type ProducerRecord, type RecordMetadata } from './record.js'
 
 /**
  * One send() call: its records, how far they have been queued, and the single promise the
@@ -7,7 +7,9 @@ import type { ProducerRecord, RecordMetadata } from './record.js'
  * costs one promise, not one per record.
  */
 export class Delivery {
-  readonly records: readonly ProducerRecord[]
+  records: readonly ProducerRecord[]
+  /** The records from `next` on are snapshot() copies, taken when send() had to leave them waiting. */
+  copied = false
   readonly single: boolean
   readonly promise: Promise<RecordMetadata | RecordMetadata[]>
   /** The next record to queue. */
@@ -29,6 +31,20 @@ export class Delivery {
       this.resolve = resolve
       this.reject = reject
     })
+  }
+
+  /**
+   * Copies the records not queued yet, so that they are sent as they were at send() (Java
+   * serializes in send(); ours returns before these are queued). Their default timestamp is
+   * `wallClock`, the send() time.
+   */
+  defer(wallClock: number): void {
+    if (this.copied) return
+    this.copied = true
+    const n = this.records.length
+    const own = this.records.slice()
+    for (let i = this.next; i < n; i++) own[i] = snapshot(own[i]!, wallClock)
+    this.records = own
   }
 
   get settled(): boolean {

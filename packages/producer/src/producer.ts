@@ -118,6 +118,8 @@ export class Producer {
     if (records.length === 0) return Promise.resolve([])
     const d = new Delivery(records, single)
     if (this.waiting.length === 0 && this.appendFrom(d) === DONE) return d.promise
+    // What waits must not change with the caller's objects meanwhile.
+    d.defer(Date.now())
     this.waiting.push(d)
     if (this.pumping === undefined) {
       this.pumping = this.pump().finally(() => {
@@ -269,8 +271,7 @@ export class Producer {
           continue
         }
       }
-      const assigned = stamp < 0
-      const batch = acc.append(t, partition, r, assigned ? wallClock : stamp, assigned, size, d, i, now)
+      const batch = acc.append(t, partition, r, stamp < 0 ? wallClock : stamp, size, d, i, now)
       if (sticky) t.stickyBatch = batch
     }
     d.next = n
