@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { SendError } from './errors.js'
 import { snapshot, type ProducerRecord, type RecordMetadata } from './record.js'
 
@@ -12,6 +13,11 @@ export class Delivery {
   copied = false
   readonly single: boolean
   readonly promise: Promise<RecordMetadata | RecordMetadata[]>
+  /**
+   * performance.now() at send(): deliveryTimeoutMs counts from here for every record of the
+   * call, through waiting for metadata or room and in the buffer, as its batch's creation time.
+   */
+  readonly createdAt = performance.now()
   /** The next record to queue. */
   next = 0
   /** Topics that failed metadata lookup in this call, so later records of it fail at once. */

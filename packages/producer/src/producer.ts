@@ -15,7 +15,7 @@ import {
 import { Accumulator, type TopicQueues } from './accumulator.js'
 import type { FlushWaiter } from './batch-builder.js'
 import { Delivery } from './delivery.js'
-import { BufferExhaustedError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
+import { BufferExhaustedError, DeliveryTimeoutError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
 import { Idempotence } from './idempotence.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
@@ -29,6 +29,22 @@ const NEED_ROOM = 2
 /** setTimeout's limit. */
 const MAX_TIMER_MS = 0x7fffffff
 type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
+/** waitForRoom(): the records' delivery timeout ran out first. */
+const EXPIRED = 'expired'
+
+/** Whether `p` settles within `ms` (its rejection is thrown); false when the time ran out first. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false
+  let timer: NodeJS.Timeout | undefined
+  const settled = p.then(() => true)
+  // A rejection after the time ran out is nobody's business any more.
+  settled.catch(() => undefined)
+  try {
+    return await Promise.race([settled, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS), false)))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 /**
  * Fails at construction when the chosen codec cannot compress here (e.g. a registered codec that
@@ -201,7 +217,8 @@ export class Producer {
     const { maxRequestBytes, bufferMemory } = this.options
     const meta = this.cluster.metadata
     const acc = this.acc
-    const now = performance.now()
+    // A batch opened here is as old as this send() call: its delivery timeout started then.
+    const now = d.createdAt
     const wallClock = Date.now()
     let topic: string | undefined
     let t: TopicQueues | undefined
@@ -296,35 +313,48 @@ export class Producer {
           this.waiting.shift()
           continue
         }
+        // Waiting counts against the records' delivery timeout, which started at send().
+        const expireAt = d.createdAt + this.options.deliveryTimeoutMs
         if (stop === NEED_METADATA) {
           const topic = this.stopTopic
           const partition = this.stopPartition
           try {
-            await this.waitForMetadata(topic, partition)
+            await this.waitForMetadata(topic, partition, expireAt)
           } catch (e) {
             const err = e instanceof Error ? e : new Error(String(e))
-            if (partition >= 0 && err instanceof InvalidPartitionError) d.fail(d.next++, err)
+            if (err instanceof DeliveryTimeoutError) {
+              this.waiting.shift()
+              d.failRest(err)
+            } else if (partition >= 0 && err instanceof InvalidPartitionError) d.fail(d.next++, err)
             else (d.topicErrors ??= new Map()).set(topic, err)
           }
           continue
         }
-        if (!(await this.waitForRoom(this.stopSize))) {
+        const room = await this.waitForRoom(this.stopSize, expireAt)
+        if (room !== true) {
           this.waiting.shift()
-          d.failRest(this.aborted ?? new BufferExhaustedError(this.options.bufferMemory, this.options.maxBlockMs))
+          d.failRest(this.aborted ?? (room === EXPIRED ? this.expired(this.stopTopic, -1) : new BufferExhaustedError(this.options.bufferMemory, this.options.maxBlockMs)))
         }
       }
     }
   }
 
-  private async waitForRoom(size: number): Promise<boolean> {
-    const deadline = performance.now() + this.options.maxBlockMs
+  private expired(topic: string, partition: number): DeliveryTimeoutError {
+    return new DeliveryTimeoutError(topic, partition, this.options.deliveryTimeoutMs, 0)
+  }
+
+  /** true once there is room; false after maxBlockMs (or on abort), EXPIRED at `expireAt`, if sooner. */
+  private async waitForRoom(size: number, expireAt: number): Promise<boolean | typeof EXPIRED> {
+    const blockUntil = performance.now() + this.options.maxBlockMs
+    const deadline = Math.min(blockUntil, expireAt)
     this.acc.waitingForRoom = true
     // Every batch counts as ready while a send waits for room; let the sender see that now.
     this.sender.wake()
     try {
       while (!this.acc.hasRoom(size)) {
         const left = deadline - performance.now()
-        if (left <= 0 || this.aborted !== undefined) return false
+        if (this.aborted !== undefined) return false
+        if (left <= 0) return deadline < blockUntil ? EXPIRED : false
         let timer: NodeJS.Timeout | undefined
         await new Promise<void>((resolve) => {
           this.roomWaiter = resolve
@@ -344,20 +374,25 @@ export class Producer {
    * The first request adds the topic to the cluster's tracked set; authorization and invalid
    * names fail at once, a topic that does not exist (yet) after maxBlockMs.
    */
-  private async waitForMetadata(topic: string, partition: number): Promise<void> {
+  private async waitForMetadata(topic: string, partition: number, expireAt: number): Promise<void> {
     const { maxBlockMs } = this.options
-    const deadline = performance.now() + maxBlockMs
+    const blockUntil = performance.now() + maxBlockMs
+    // The records' delivery timeout (from send()) may end first: then they fail as expired.
+    const deadline = Math.min(blockUntil, expireAt)
     const cluster = this.cluster
     let code: number | undefined
     for (let attempt = 0; ; attempt++) {
       try {
         if (attempt === 0) {
-          await cluster.refreshMetadata([topic])
+          // Its retries may outlast the deadline (requestTimeoutMs); the records must not.
+          if (!(await within(cluster.refreshMetadata([topic]), deadline - performance.now()))) throw this.expired(topic, partition)
         } else {
           const f = await cluster.fetchMetadata([topic], { timeoutMs: Math.max(1, deadline - performance.now()) })
           code = f.topicErrors.get(topic)
         }
       } catch (e) {
+        if (e instanceof DeliveryTimeoutError) throw e
+        if (performance.now() >= deadline && deadline < blockUntil) throw this.expired(topic, partition)
         if (!isRetriable(e) || performance.now() >= deadline) throw e
       }
       if (this.aborted !== undefined) throw this.aborted
@@ -366,6 +401,10 @@ export class Producer {
       if (code !== undefined && !isRetriableCode(code)) throw new ProtocolError(code, { api: 'Metadata', topic })
       const delay = cluster.retryBackoff.delay(attempt)
       if (performance.now() + delay >= deadline) {
+        if (deadline < blockUntil) {
+          await sleep(Math.max(0, deadline - performance.now()))
+          throw this.expired(topic, partition)
+        }
         if (count > 0) throw new InvalidPartitionError(topic, partition, count, 'record')
         throw new ProtocolError(code ?? ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, {
           api: 'Metadata',
