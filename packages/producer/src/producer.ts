@@ -17,6 +17,7 @@ import type { FlushWaiter } from './batch-builder.js'
 import { Delivery } from './delivery.js'
 import { BufferExhaustedError, DeliveryTimeoutError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
 import { Idempotence } from './idempotence.js'
+import { IdleTopics } from './idle-topics.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
@@ -85,6 +86,7 @@ export class Producer {
   private readonly idem: Idempotence
   private readonly sender: Sender
   private readonly strategy: PartitionStrategy
+  private readonly idle: IdleTopics
   /** send() calls whose records could not all be queued at once (no room, no metadata yet), in call order. */
   private readonly waiting: Delivery[] = []
   private pumping: Promise<void> | undefined
@@ -110,6 +112,15 @@ export class Producer {
     }
     this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake())
     this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec, maxCompressing)
+    this.idle = new IdleTopics(this.acc, this.cluster, this.options.metadataMaxIdleMs)
+  }
+
+  /**
+   * How many topics the producer holds metadata, partitioner state or queues for: those sent to
+   * within the last metadataMaxIdleMs (or with records unfinished). A diagnostic.
+   */
+  get topicCount(): number {
+    return this.idle.count
   }
 
   /** Fetches cluster metadata now; optional, send() connects on first use. */
@@ -193,6 +204,7 @@ export class Producer {
     }
     this.sender.stop()
     this.idem.stop()
+    this.idle.stop()
     const closed = this.cluster.close()
     if (timeoutMs === Infinity) {
       await closed
@@ -243,6 +255,7 @@ export class Producer {
         topic = r.topic
         t = acc.topic(topic)
         t.sync(meta, count)
+        t.lastUsed = now
       }
       let size: number
       let stamp: number
@@ -380,6 +393,7 @@ export class Producer {
     // The records' delivery timeout (from send()) may end first: then they fail as expired.
     const deadline = Math.min(blockUntil, expireAt)
     const cluster = this.cluster
+    this.idle.requesting(topic)
     let code: number | undefined
     for (let attempt = 0; ; attempt++) {
       try {

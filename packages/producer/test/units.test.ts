@@ -23,6 +23,7 @@ describe('options', () => {
       deliveryTimeoutMs: 120_000,
       retries: Infinity,
       requestTimeoutMs: 30_000,
+      metadataMaxIdleMs: 300_000,
     })
   })
 
@@ -175,5 +176,30 @@ describe('Delivery', () => {
     expect(err.results[0]).toBeUndefined()
     expect(err.results[1]!.offset).toBe(1n)
     expect(Object.keys(err.errors)).toEqual(['0', '1'])
+  })
+})
+
+describe('Accumulator.expireIdle (metadataMaxIdleMs)', () => {
+  it('drops idle topics only once nothing of theirs is unfinished, keeping sequence numbers', () => {
+    const acc = new Accumulator(1 << 20, 1 << 20, () => {})
+    const d = new Delivery([], false)
+    const t = acc.topic('t')
+    t.lastUsed = 10
+    const batch = acc.append(t, 2, { value: 'v' }, 1, 10, d, 0, 10)
+    const q = t.queue(2)
+    q.producerId = 7n
+    q.producerEpoch = 1
+    q.nextSequence = 5
+    q.lastAckedSequence = 4
+    acc.topic('busy-not').lastUsed = 50
+    expect(acc.expireIdle(20)).toEqual([])
+    q.batches.length = 0
+    acc.done(batch)
+    expect(acc.expireIdle(20)).toEqual(['t'])
+    expect(acc.hasTopic('t')).toBe(false)
+    expect(acc.hasTopic('busy-not')).toBe(true)
+    const again = acc.topic('t').queue(2)
+    expect([again.producerId, again.producerEpoch, again.nextSequence, again.lastAckedSequence]).toEqual([7n, 1, 5, 4])
+    expect(acc.topic('t').queue(0).nextSequence).toBe(0)
   })
 })
