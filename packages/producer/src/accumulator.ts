@@ -15,6 +15,8 @@ export class PartitionQueue {
   readonly batches: ProducerBatch[] = []
   /** The batch taking records, if any (always the last of `batches`). */
   open: ProducerBatch | undefined
+  /** Bytes of the last batch sent (header included): the next batch's first buffer size. */
+  lastBatchBytes = 0
   private leaderOf: ClusterMetadata | undefined
   private leaderInfo: BrokerInfo | undefined
 

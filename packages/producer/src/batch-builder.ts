@@ -17,8 +17,8 @@ import { writeRecord, type RecordParts, type RecordSink } from './record-writer.
 // Where the magic-2 batch header keeps what the producer fills in when it sends the batch.
 const ATTRIBUTES_OFFSET = 21
 const CRC_OFFSET = 17
-/** A batch's first buffer: enough for small batches; larger ones double as they fill. */
-const INITIAL_BYTES = 4096
+/** The smallest first buffer of a batch; it doubles as the batch fills. */
+const MIN_INITIAL_BYTES = 512
 
 /**
  * Where a batch is in its life. Open: taking records. Ready: closed and queued, never sent.
@@ -107,7 +107,9 @@ export class ProducerBatch implements RecordSink {
   /** Writes a record (checked by recordSize(), which gave `size`) with timestamp `stamp` (ms). */
   add(record: RecordParts, stamp: number, size: number, owner: Delivery, slot: number): void {
     const n = this.stamps.length
-    if (n === 0) this.buf = Buffer.allocUnsafe(Math.max(INITIAL_BYTES, RECORD_BATCH_OVERHEAD + 2 * size))
+    // As large as the partition's last batch came out: busy partitions rarely grow a buffer,
+    // and a sparse one (a record now and then) does not hold a batch-sized buffer per record.
+    if (n === 0) this.buf = Buffer.allocUnsafe(Math.max(MIN_INITIAL_BYTES, this.queue.lastBatchBytes, RECORD_BATCH_OVERHEAD + 2 * size))
     writeRecord(this, record, n === 0 ? 0 : stamp - this.stamps[0]!, n)
     this.stamps.push(stamp)
     if (stamp > this.maxTimestamp) this.maxTimestamp = stamp
@@ -158,8 +160,9 @@ export class ProducerBatch implements RecordSink {
     return out
   }
 
-  /** The records section, uncompressed. */
+  /** The records section, uncompressed; taking it ends the batch's appends. */
   private body(): Buffer {
+    this.queue.lastBatchBytes = this.pos
     return this.buf.subarray(RECORD_BATCH_OVERHEAD, this.pos)
   }
 
@@ -173,6 +176,7 @@ export class ProducerBatch implements RecordSink {
   encode(compression: CompressionType): Buffer {
     if (compression === CompressionType.None) {
       // A copy: the buffer sent must not change if the batch is encoded again (new sequence).
+      this.queue.lastBatchBytes = this.pos
       const out = Buffer.allocUnsafe(this.pos)
       this.buf.copy(out, RECORD_BATCH_OVERHEAD, RECORD_BATCH_OVERHEAD, this.pos)
       return (this.encoded = this.finish(out, compression))
