@@ -8,7 +8,7 @@ import { Producer } from '@tidelog/producer'
 import { startTestBroker } from '../../packages/producer/test/broker.js'
 import { readTopic } from '../../packages/producer/test/helpers.js'
 
-const IDLE_MS = 400
+const IDLE_MS = 1_000
 const TOPICS = 1_000
 
 const cleanup: (() => Promise<void>)[] = []
@@ -30,9 +30,9 @@ describe('metadataMaxIdleMs', () => {
     const names = Array.from({ length: TOPICS }, (_, i) => `dyn-${i}`)
     const sent = await p.send(names.map((topic) => ({ topic, value: `first ${topic}` })))
     expect(sent.every((m) => m.offset === 0n)).toBe(true)
-    // Freshly used: all still known (the first ones may already be idle on a slow machine).
-    const right = p.topicCount
-    expect(right).toBeGreaterThan(0)
+    // Just used: known (one metadata request looked all of them up; on a slow machine the
+    // acknowledgements may take long enough for some to be idle already).
+    expect(p.topicCount).toBeGreaterThanOrEqual(TOPICS / 2)
     await until(() => p.topicCount === 0, IDLE_MS * 3 + 2_000)
     expect(p.topicCount).toBe(0)
     // A topic in use is kept while the others go.

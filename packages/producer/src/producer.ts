@@ -30,6 +30,8 @@ const NEED_ROOM = 2
 /** setTimeout's limit. */
 const MAX_TIMER_MS = 0x7fffffff
 type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
+/** Most topics one metadata lookup for waiting records asks for at once. */
+const MAX_LOOKUP = 1_000
 /** waitForRoom(): the records' delivery timeout ran out first. */
 const EXPIRED = 'expired'
 
@@ -232,6 +234,8 @@ export class Producer {
     // A batch opened here is as old as this send() call: its delivery timeout started then.
     const now = d.createdAt
     const wallClock = Date.now()
+    // When its topic was last used (metadataMaxIdleMs): now, however long these records waited.
+    const usedAt = performance.now()
     let topic: string | undefined
     let t: TopicQueues | undefined
     let count = 0
@@ -255,7 +259,7 @@ export class Producer {
         topic = r.topic
         t = acc.topic(topic)
         t.sync(meta, count)
-        t.lastUsed = now
+        t.lastUsed = usedAt
       }
       let size: number
       let stamp: number
@@ -332,7 +336,7 @@ export class Producer {
           const topic = this.stopTopic
           const partition = this.stopPartition
           try {
-            await this.waitForMetadata(topic, partition, expireAt)
+            await this.waitForMetadata(topic, partition, expireAt, this.unknownTopics(topic))
           } catch (e) {
             const err = e instanceof Error ? e : new Error(String(e))
             if (err instanceof DeliveryTimeoutError) {
@@ -387,19 +391,40 @@ export class Producer {
    * The first request adds the topic to the cluster's tracked set; authorization and invalid
    * names fail at once, a topic that does not exist (yet) after maxBlockMs.
    */
-  private async waitForMetadata(topic: string, partition: number, expireAt: number): Promise<void> {
+  /**
+   * `topic` and the other topics the waiting send() calls will need that the metadata does not
+   * know (up to MAX_LOOKUP): one Metadata request finds them all, instead of one request per
+   * topic, for a producer writing to many new topics.
+   */
+  private unknownTopics(topic: string): string[] {
+    const out = [topic]
+    const seen = new Set(out)
+    const meta = this.cluster.metadata
+    for (const d of this.waiting) {
+      const { records } = d
+      for (let i = d.next; i < records.length && out.length < MAX_LOOKUP; i++) {
+        const name = (records[i] as { topic?: unknown } | null)?.topic
+        if (typeof name !== 'string' || name === '' || seen.has(name) || meta.partitionCount(name) > 0 || d.topicErrors?.has(name)) continue
+        seen.add(name)
+        out.push(name)
+      }
+    }
+    return out
+  }
+
+  private async waitForMetadata(topic: string, partition: number, expireAt: number, lookup: readonly string[] = [topic]): Promise<void> {
     const { maxBlockMs } = this.options
     const blockUntil = performance.now() + maxBlockMs
     // The records' delivery timeout (from send()) may end first: then they fail as expired.
     const deadline = Math.min(blockUntil, expireAt)
     const cluster = this.cluster
-    this.idle.requesting(topic)
+    for (const t of lookup) this.idle.requesting(t)
     let code: number | undefined
     for (let attempt = 0; ; attempt++) {
       try {
         if (attempt === 0) {
           // Its retries may outlast the deadline (requestTimeoutMs); the records must not.
-          if (!(await within(cluster.refreshMetadata([topic]), deadline - performance.now()))) throw this.expired(topic, partition)
+          if (!(await within(cluster.refreshMetadata(lookup), deadline - performance.now()))) throw this.expired(topic, partition)
         } else {
           const f = await cluster.fetchMetadata([topic], { timeoutMs: Math.max(1, deadline - performance.now()) })
           code = f.topicErrors.get(topic)
