@@ -105,6 +105,17 @@ describe('ProducerBatch', () => {
     expect(b.encode(0).equals(reference)).toBe(true)
   })
 
+  it('writes timestamp deltas beyond 32 bits and long values as the protocol encoder does', () => {
+    const b = new ProducerBatch(queue, 0)
+    const d = new Delivery([], false)
+    const big = 'é'.repeat(20_000)
+    b.add({ key: 'a', value: big }, 1_700_000_000_000, 40_010, d, 0)
+    b.add({ value: new Uint8Array(300).fill(7) }, 0, 310, d, 1)
+    b.add({ value: 'z' }, 8_000_000_000_000, 10, d, 2)
+    const reference = encodeRecordBatch({ records: [{ key: 'a', value: big, timestamp: 1_700_000_000_000 }, { value: new Uint8Array(300).fill(7), timestamp: 0 }, { value: 'z', timestamp: 8_000_000_000_000 }] })
+    expect(b.encode(0).equals(reference)).toBe(true)
+  })
+
   it('keeps the bytes as they were when added, whatever the caller does to its Buffers after', () => {
     const value = Buffer.from('value-1234567890'.repeat(4))
     const key = Buffer.from('key')
