@@ -66,6 +66,8 @@ export class ProducerBatch implements RecordSink {
   /** Every record's timestamp (ms), in order: the records' metadata and the header need them. */
   stamps: number[] = []
   private maxTimestamp = -Infinity
+  /** `buf` itself became the encoded batch once (uncompressed): it must not be written again. */
+  private encodedInPlace = false
   /**
    * Where results go, as runs: records runStart[r] .. runStart[r + 1] - 1 belong to owners[r],
    * at consecutive slots from runSlot[r]. A send() of many records makes one run per batch
@@ -175,8 +177,14 @@ export class ProducerBatch implements RecordSink {
   /** Encodes with the batch's current producer id, epoch and sequence. */
   encode(compression: CompressionType): Buffer {
     if (compression === CompressionType.None) {
-      // A copy: the buffer sent must not change if the batch is encoded again (new sequence).
       this.queue.lastBatchBytes = this.pos
+      // The first time, the header goes in front of the records where they are: no copy. A
+      // batch encoded again (new sequence after an epoch bump) gets a copy, since a request
+      // may still hold the first bytes (e.g. deferred while the broker throttles).
+      if (!this.encodedInPlace) {
+        this.encodedInPlace = true
+        return (this.encoded = this.finish(this.buf.subarray(0, this.pos), compression))
+      }
       const out = Buffer.allocUnsafe(this.pos)
       this.buf.copy(out, RECORD_BATCH_OVERHEAD, RECORD_BATCH_OVERHEAD, this.pos)
       return (this.encoded = this.finish(out, compression))

@@ -129,6 +129,20 @@ describe('ProducerBatch', () => {
     expect([got!.key!.toString(), got!.value!.toString(), got!.headers[0]!.value!.toString()]).toEqual(['key', 'value-1234567890'.repeat(4), 'key'])
   })
 
+  it('leaves bytes already encoded alone when encoded again with a new sequence', () => {
+    const b = new ProducerBatch(queue, 0)
+    b.add({ value: 'a' }, 1, 10, new Delivery([], false), 0)
+    b.producerId = 1n
+    b.producerEpoch = 0
+    b.baseSequence = 3
+    const first = b.encode(0)
+    b.producerEpoch = 1
+    b.baseSequence = 0
+    const second = b.encode(0)
+    expect([decodeRecordBatch(first).producerEpoch, decodeRecordBatch(first).baseSequence]).toEqual([0, 3])
+    expect([decodeRecordBatch(second).producerEpoch, decodeRecordBatch(second).baseSequence]).toEqual([1, 0])
+  })
+
   it('grows its buffer past the first 4 KiB, records intact', () => {
     const b = new ProducerBatch(queue, 0)
     const d = new Delivery([], false)
