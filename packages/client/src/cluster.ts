@@ -14,7 +14,7 @@ import { Connection, type RequestOptions } from './connection.js'
 import { ConnectionPool, type BrokerTarget, type Lane } from './connection-pool.js'
 import { ClientClosedError, KafkaConnectionError, isRetriable } from './errors.js'
 import { silentLogger, type Logger } from './logger.js'
-import { ClusterMetadata, mergeMetadata, type BrokerInfo, type TopicErrors } from './metadata.js'
+import { ClusterMetadata, mergeMetadata, withoutTopics, type BrokerInfo, type TopicErrors } from './metadata.js'
 import { parseBrokerList, type ClientOptions } from './options.js'
 import { DEFAULT_RETRY_BACKOFF_MAX_MS, DEFAULT_RETRY_BACKOFF_MS, Deadline, retry } from './retry.js'
 import { createSaslMechanism } from './sasl/index.js'
@@ -173,6 +173,22 @@ export class Cluster {
     if (this.refreshing === undefined) return this.startRefresh()
     if (!added) return this.queued ?? this.refreshing
     return this.queueRefresh()
+  }
+
+  /** How many topics refreshes ask for (those tracked: asked for by refreshMetadata(topics)). */
+  get trackedTopicCount(): number {
+    return this.tracked.size
+  }
+
+  /**
+   * Stops tracking topics, e.g. ones a producer has not used for metadata.max.idle.ms: later
+   * refreshes no longer ask for them and the snapshot forgets them now. refreshMetadata([topic])
+   * tracks one again.
+   */
+  untrackTopics(topics: readonly string[]): void {
+    const gone = new Set<string>()
+    for (const t of topics) if (this.tracked.delete(t)) gone.add(t)
+    if (gone.size > 0) this.meta = withoutTopics(this.meta, gone)
   }
 
   /**

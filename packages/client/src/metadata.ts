@@ -71,6 +71,13 @@ export class ClusterMetadata {
   }
 }
 
+/** The snapshot without the given topics (same brokers, controller and age). */
+export function withoutTopics(meta: ClusterMetadata, names: ReadonlySet<string>): ClusterMetadata {
+  const topics = new Map(meta.topics)
+  for (const name of names) topics.delete(name)
+  return new ClusterMetadata(meta.clusterId, meta.controllerId, meta.brokers, topics, meta.updatedAt)
+}
+
 /** Per-topic errors a Metadata response carried, by topic name. */
 export type TopicErrors = Map<string, number>
 

@@ -2,7 +2,7 @@ import type { BrokerInfo, ClusterMetadata } from '@tidelog/client'
 import { BatchState, CompressionRatio, ProducerBatch, type FlushWaiter } from './batch-builder.js'
 import type { Delivery } from './delivery.js'
 import { nextStickyPartition, type PartitionerContext, type TopicPartitioning } from './partitioners/index.js'
-import type { ProducerRecord } from './record.js'
+import type { RecordParts } from './record-writer.js'
 
 /**
  * One partition's queue of batches (oldest first; the last may be open), its leader as of the
@@ -15,6 +15,8 @@ export class PartitionQueue {
   readonly batches: ProducerBatch[] = []
   /** The batch taking records, if any (always the last of `batches`). */
   open: ProducerBatch | undefined
+  /** Bytes of the last batch sent (header included): the next batch's first buffer size. */
+  lastBatchBytes = 0
   private leaderOf: ClusterMetadata | undefined
   private leaderInfo: BrokerInfo | undefined
 
@@ -33,6 +35,13 @@ export class PartitionQueue {
     this.owner = owner
     this.topic = owner.topic
     this.partition = partition
+    const kept = owner.retired?.[partition]
+    if (kept !== undefined) {
+      this.producerId = kept.producerId
+      this.producerEpoch = kept.producerEpoch
+      this.nextSequence = kept.nextSequence
+      this.lastAckedSequence = kept.lastAckedSequence
+    }
   }
 
   /** The partition's leader in `meta`, cached per snapshot. */
@@ -45,10 +54,28 @@ export class PartitionQueue {
   }
 }
 
+/**
+ * What an idle topic's partition leaves behind when its queue is dropped: the broker still
+ * expects the next sequence from this producer id and epoch (Java keeps these per partition
+ * for the producer's life likewise).
+ */
+export interface RetiredSequence {
+  producerId: bigint
+  producerEpoch: number
+  nextSequence: number
+  lastAckedSequence: number
+}
+
 /** A topic's partition queues and partitioner state. */
 export class TopicQueues implements TopicPartitioning {
   readonly topic: string
   readonly queues: PartitionQueue[] = []
+  /** performance.now() of the last send() that queued a record here (metadata.max.idle.ms). */
+  lastUsed = 0
+  /** Batches created here and not yet Acked or Failed, queued or in flight. */
+  unfinished = 0
+  /** Sequence state of the partitions of an earlier, expired incarnation of this topic. */
+  retired: (RetiredSequence | undefined)[] | undefined
   readonly ratio = new CompressionRatio()
   partitionCount = 0
   context: PartitionerContext
@@ -113,6 +140,8 @@ export class Accumulator {
   /** Called when memory is released while a send() waits for room. */
   onRoom: (() => void) | undefined
   private lastTopic: TopicQueues | undefined
+  /** Idempotence sequence state of expired topics' partitions that had any. */
+  private readonly retired = new Map<string, (RetiredSequence | undefined)[]>()
 
   constructor(
     readonly batchBytes: number,
@@ -125,8 +154,53 @@ export class Accumulator {
     const last = this.lastTopic
     if (last !== undefined && last.topic === name) return last
     let t = this.topics.get(name)
-    if (t === undefined) this.topics.set(name, (t = new TopicQueues(name)))
+    if (t === undefined) {
+      this.topics.set(name, (t = new TopicQueues(name)))
+      const kept = this.retired.get(name)
+      if (kept !== undefined) {
+        t.retired = kept
+        this.retired.delete(name)
+      }
+    }
     return (this.lastTopic = t)
+  }
+
+  hasTopic(name: string): boolean {
+    return this.topics.has(name)
+  }
+
+  /** How many topics have queues and partitioner state here. */
+  get topicCount(): number {
+    return this.topics.size
+  }
+
+  /**
+   * Drops the queues and partitioner state of topics no send() used since `before` and that
+   * hold no unfinished batch (Java's metadata.max.idle.ms), keeping only partitions' sequence
+   * numbers; returns the names dropped. Sending to one again starts it afresh.
+   */
+  expireIdle(before: number): string[] {
+    const out: string[] = []
+    for (const [name, t] of this.topics) {
+      if (t.lastUsed > before || t.unfinished > 0) continue
+      let kept: (RetiredSequence | undefined)[] | undefined
+      let busy = false
+      for (const q of t.queues) {
+        if (q === undefined) continue
+        if (q.batches.length > 0 || q.inflight.length > 0 || q.unresolvedSequence >= 0) busy = true
+        if (q.producerId >= 0n) (kept ??= [])[q.partition] = { producerId: q.producerId, producerEpoch: q.producerEpoch, nextSequence: q.nextSequence, lastAckedSequence: q.lastAckedSequence }
+      }
+      if (busy) continue
+      // Partitions this incarnation never touched keep what the previous one left.
+      if (t.retired !== undefined) {
+        for (let i = 0; i < t.retired.length; i++) if (t.retired[i] !== undefined && t.queues[i] === undefined) (kept ??= [])[i] = t.retired[i]
+      }
+      this.topics.delete(name)
+      if (this.lastTopic === t) this.lastTopic = undefined
+      if (kept !== undefined) this.retired.set(name, kept)
+      out.push(name)
+    }
+    return out
   }
 
   hasRoom(size: number): boolean {
@@ -154,7 +228,7 @@ export class Accumulator {
   }
 
   /** Appends a record to its partition's open batch, opening one when needed; returns that batch. */
-  append(t: TopicQueues, partition: number, record: ProducerRecord, stamp: number, assigned: boolean, size: number, owner: Delivery, slot: number, now: number): ProducerBatch {
+  append(t: TopicQueues, partition: number, record: RecordParts, stamp: number, size: number, owner: Delivery, slot: number, now: number): ProducerBatch {
     const q = t.queue(partition)
     let batch = q.open
     const ratio = t.ratio.value
@@ -167,10 +241,11 @@ export class Accumulator {
       q.open = batch
       q.batches.push(batch)
       this.incomplete.add(batch)
+      t.unfinished++
       if (q.batches.length === 1) this.pending.add(q)
       this.onBatch()
     }
-    batch.add(record, stamp, assigned, size, owner, slot)
+    batch.add(record, stamp, size, owner, slot)
     this.used += size
     if (batch.isFull(this.batchBytes, ratio)) {
       this.close(q)
@@ -217,6 +292,7 @@ export class Accumulator {
     this.incomplete.delete(batch)
     batch.state = BatchState.Failed
     for (const p of parts) this.incomplete.add(p)
+    q.owner.unfinished += parts.length - 1
     const waiters = batch.flushWaiters
     if (waiters !== undefined) {
       for (const w of waiters) w.remaining += parts.length - 1
@@ -229,6 +305,7 @@ export class Accumulator {
   /** A batch reached a final state: frees its memory and tells flush() waiters. */
   done(batch: ProducerBatch): void {
     if (!this.incomplete.delete(batch)) return
+    batch.queue.owner.unfinished--
     this.used -= batch.bytes
     if (this.waitingForRoom) this.onRoom?.()
     const waiters = batch.flushWaiters

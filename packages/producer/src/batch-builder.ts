@@ -1,13 +1,24 @@
 import {
+  CompressionError,
+  CompressionType,
   RECORD_BATCH_OVERHEAD,
-  encodeRecordBatch,
-  encodeRecordBatchAsync,
-  type CompressionType,
-  type RecordInput,
+  TidelogError,
+  compress,
+  compressionName,
+  crc32c,
+  decodeRecordBatch,
+  getCodec,
 } from '@tidelog/protocol'
 import type { PartitionQueue } from './accumulator.js'
 import type { Delivery } from './delivery.js'
-import { recordSize, type ProducerRecord } from './record.js'
+import { recordSize } from './record.js'
+import { writeRecord, type RecordParts, type RecordSink } from './record-writer.js'
+
+// Where the magic-2 batch header keeps what the producer fills in when it sends the batch.
+const ATTRIBUTES_OFFSET = 21
+const CRC_OFFSET = 17
+/** The smallest first buffer of a batch; it doubles as the batch fills. */
+const MIN_INITIAL_BYTES = 512
 
 /**
  * Where a batch is in its life. Open: taking records. Ready: closed and queued, never sent.
@@ -30,6 +41,8 @@ export function incrementSequence(sequence: number, increment: number): number {
   return sequence > 0x7fffffff - increment ? increment - (0x7fffffff - sequence) - 1 : sequence + increment
 }
 
+const EMPTY = Buffer.alloc(0)
+
 /** A flush() waiting for a set of batches. */
 export interface FlushWaiter {
   remaining: number
@@ -37,17 +50,24 @@ export interface FlushWaiter {
 }
 
 /**
- * One partition's batch: the records as given (encoded once, when first sent), and for each
- * record the send() call and slot its result goes to.
+ * One partition's batch: its records, written as bytes the moment send() takes them (the
+ * caller's objects are never held), and for each record the send() call and slot its result
+ * goes to. Sending it adds the header (producer id, sequence, CRC) and compresses.
  */
-export class ProducerBatch {
+export class ProducerBatch implements RecordSink {
   state: BatchState = BatchState.Open
   readonly queue: PartitionQueue
   readonly topic: string
   readonly partition: number
   readonly createdAt: number
-  /** The records, in the order they were appended. */
-  records: ProducerRecord[] = []
+  /** Header space, then the records section up to `pos`; allocated with the first record. */
+  buf: Buffer = EMPTY
+  pos = RECORD_BATCH_OVERHEAD
+  /** Every record's timestamp (ms), in order: the records' metadata and the header need them. */
+  stamps: number[] = []
+  private maxTimestamp = -Infinity
+  /** `buf` itself became the encoded batch once (uncompressed): it must not be written again. */
+  private encodedInPlace = false
   /**
    * Where results go, as runs: records runStart[r] .. runStart[r + 1] - 1 belong to owners[r],
    * at consecutive slots from runSlot[r]. A send() of many records makes one run per batch
@@ -59,14 +79,6 @@ export class ProducerBatch {
   private lastSlot = -2
   /** Estimated uncompressed size of the records (memory accounting and batch filling). */
   bytes = 0
-  /**
-   * While every timestamp the producer assigned in this batch is the same millisecond (`now`)
-   * and none was given as a Date, the encoder takes the records as they are and `stamps` is not
-   * kept. Otherwise `stamps` holds every record's timestamp, and the records are wrapped with
-   * theirs at encode time.
-   */
-  stamps: number[] | undefined
-  now = -1
   encoded: Buffer | undefined
   /** Send attempts so far, and when the next may start. */
   attempts = 0
@@ -87,52 +99,39 @@ export class ProducerBatch {
   }
 
   get count(): number {
-    return this.records.length
+    return this.stamps.length
   }
 
   get lastSequence(): number {
-    return incrementSequence(this.baseSequence, this.records.length - 1)
+    return incrementSequence(this.baseSequence, this.stamps.length - 1)
   }
 
-  /** `stamp` is the record's timestamp; `assigned` says the producer chose it (no timestamp given). */
-  add(record: ProducerRecord, stamp: number, assigned: boolean, size: number, owner: Delivery, slot: number): void {
-    const stamps = this.stamps
-    if (stamps !== undefined) {
-      stamps.push(stamp)
-    } else if (assigned) {
-      if (this.now < 0) this.now = stamp
-      else if (stamp !== this.now) this.keepStamps().push(stamp)
-    } else if (typeof record.timestamp !== 'number' && typeof record.timestamp !== 'bigint') {
-      this.keepStamps().push(stamp)
-    }
-    const n = this.records.length
+  /** Writes a record (checked by recordSize(), which gave `size`) with timestamp `stamp` (ms). */
+  add(record: RecordParts, stamp: number, size: number, owner: Delivery, slot: number): void {
+    const n = this.stamps.length
+    // As large as the partition's last batch came out: busy partitions rarely grow a buffer,
+    // and a sparse one (a record now and then) does not hold a batch-sized buffer per record.
+    if (n === 0) this.buf = Buffer.allocUnsafe(Math.max(MIN_INITIAL_BYTES, this.queue.lastBatchBytes, RECORD_BATCH_OVERHEAD + 2 * size))
+    writeRecord(this, record, n === 0 ? 0 : stamp - this.stamps[0]!, n)
+    this.stamps.push(stamp)
+    if (stamp > this.maxTimestamp) this.maxTimestamp = stamp
     if (slot !== this.lastSlot + 1 || this.owners[this.owners.length - 1] !== owner) {
       this.owners.push(owner)
       this.runStart.push(n)
       this.runSlot.push(slot)
     }
     this.lastSlot = slot
-    this.records.push(record)
     this.bytes += size
-  }
-
-  /** Switches to keeping every timestamp, filling in those of the records added so far. */
-  private keepStamps(): number[] {
-    const stamps = this.records.map((r) => (r.timestamp === undefined || r.timestamp === null ? this.now : Number(r.timestamp)))
-    this.stamps = stamps
-    return stamps
   }
 
   /** Record i's timestamp in ms. */
   timestampOf(i: number): number {
-    if (this.stamps !== undefined) return this.stamps[i]!
-    const t = this.records[i]!.timestamp
-    return t === undefined || t === null ? this.now : Number(t)
+    return this.stamps[i]!
   }
 
   /** Whether `size` more bytes fit under `limit` at the given compression ratio (an empty batch takes anything). */
   hasRoomFor(size: number, limit: number, ratio: number): boolean {
-    return this.records.length === 0 || RECORD_BATCH_OVERHEAD + (this.bytes + size) * ratio <= limit
+    return this.stamps.length === 0 || RECORD_BATCH_OVERHEAD + (this.bytes + size) * ratio <= limit
   }
 
   isFull(limit: number, ratio: number): boolean {
@@ -144,27 +143,72 @@ export class ProducerBatch {
     return this.encoded !== undefined ? this.encoded.length : RECORD_BATCH_OVERHEAD + Math.ceil(this.bytes * ratio)
   }
 
-  private input(compression: CompressionType) {
-    const stamps = this.stamps
-    const records: RecordInput[] = stamps === undefined ? (this.records as RecordInput[]) : this.records.map((r, i) => ({ key: r.key, value: r.value, headers: r.headers, timestamp: stamps[i]! }))
-    return {
-      records,
-      compression,
-      producerId: this.producerId,
-      producerEpoch: this.producerEpoch,
-      baseSequence: this.baseSequence,
-      now: this.now < 0 ? undefined : this.now,
-    }
+  /** The header, over `out`'s records section, with the batch's current producer id, epoch and sequence. */
+  private finish(out: Buffer, codec: number): Buffer {
+    const n = this.stamps.length
+    out.writeBigInt64BE(0n, 0)
+    out.writeInt32BE(out.length - 12, 8)
+    out.writeInt32BE(-1, 12)
+    out[16] = 2
+    out.writeInt16BE(codec, ATTRIBUTES_OFFSET)
+    out.writeInt32BE(n - 1, 23)
+    out.writeBigInt64BE(BigInt(this.stamps[0]!), 27)
+    out.writeBigInt64BE(BigInt(this.maxTimestamp), 35)
+    out.writeBigInt64BE(this.producerId, 43)
+    out.writeInt16BE(this.producerEpoch, 51)
+    out.writeInt32BE(this.baseSequence, 53)
+    out.writeInt32BE(n, 57)
+    out.writeUInt32BE(crc32c(out, ATTRIBUTES_OFFSET, out.length) >>> 0, CRC_OFFSET)
+    return out
+  }
+
+  /** The records section, uncompressed; taking it ends the batch's appends. */
+  private body(): Buffer {
+    this.queue.lastBatchBytes = this.pos
+    return this.buf.subarray(RECORD_BATCH_OVERHEAD, this.pos)
+  }
+
+  private withCompressed(codec: number, compressed: Uint8Array): Buffer {
+    const out = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + compressed.length)
+    out.set(compressed, RECORD_BATCH_OVERHEAD)
+    return (this.encoded = this.finish(out, codec))
   }
 
   /** Encodes with the batch's current producer id, epoch and sequence. */
   encode(compression: CompressionType): Buffer {
-    return (this.encoded = encodeRecordBatch(this.input(compression)))
+    if (compression === CompressionType.None) {
+      this.queue.lastBatchBytes = this.pos
+      // The first time, the header goes in front of the records where they are: no copy. A
+      // batch encoded again (new sequence after an epoch bump) gets a copy, since a request
+      // may still hold the first bytes (e.g. deferred while the broker throttles).
+      if (!this.encodedInPlace) {
+        this.encodedInPlace = true
+        return (this.encoded = this.finish(this.buf.subarray(0, this.pos), compression))
+      }
+      const out = Buffer.allocUnsafe(this.pos)
+      this.buf.copy(out, RECORD_BATCH_OVERHEAD, RECORD_BATCH_OVERHEAD, this.pos)
+      return (this.encoded = this.finish(out, compression))
+    }
+    const compressed = compress(compression, this.body())
+    if (!(compressed instanceof Uint8Array)) {
+      void compressed.catch(() => undefined)
+      throw new CompressionError(`${compressionName(compression)} compresses asynchronously here: the sender must use encodeAsync`)
+    }
+    return this.withCompressed(compression, compressed)
   }
 
-  /** encode() for codecs that compress asynchronously. */
+  /** encode() for codecs that compress asynchronously (or can: compressAsync, on the libuv pool). */
   async encodeAsync(compression: CompressionType): Promise<Buffer> {
-    return (this.encoded = await encodeRecordBatchAsync(this.input(compression)))
+    if (compression === CompressionType.None) return this.encode(compression)
+    const codec = getCodec(compression)
+    let compressed: Uint8Array
+    try {
+      compressed = await (codec.compressAsync !== undefined ? codec.compressAsync(this.body()) : compress(compression, this.body()))
+    } catch (e) {
+      if (e instanceof TidelogError) throw e
+      throw new CompressionError(`${compressionName(compression)}: ${(e as Error)?.message ?? String(e)}`, { cause: e })
+    }
+    return this.withCompressed(compression, compressed)
   }
 
   /**
@@ -177,12 +221,16 @@ export class ProducerBatch {
   split(limit: number): ProducerBatch[] {
     const parts: ProducerBatch[] = []
     let part: ProducerBatch | undefined
-    const n = this.records.length
+    const n = this.stamps.length
+    // Rare (the broker refused the batch as too large): read the records back from the bytes.
+    const out = Buffer.allocUnsafe(this.pos)
+    this.buf.copy(out, RECORD_BATCH_OVERHEAD, RECORD_BATCH_OVERHEAD, this.pos)
+    const records = [...decodeRecordBatch(this.finish(out, CompressionType.None))]
     for (let r = 0; r < this.owners.length; r++) {
       const from = this.runStart[r]!
       const to = r + 1 < this.owners.length ? this.runStart[r + 1]! : n
       for (let i = from; i < to; i++) {
-        const record = this.records[i]!
+        const record = records[i]!
         const size = recordSize(record)
         if (part === undefined || !part.hasRoomFor(size, limit, 1)) {
           part = new ProducerBatch(this.queue, this.createdAt)
@@ -191,9 +239,7 @@ export class ProducerBatch {
           part.lastError = this.lastError
           parts.push(part)
         }
-        const stamp = this.timestampOf(i)
-        const t = record.timestamp
-        part.add(record, stamp, t === undefined || t === null, size, this.owners[r]!, this.runSlot[r]! + i - from)
+        part.add(record, this.stamps[i]!, size, this.owners[r]!, this.runSlot[r]! + i - from)
       }
     }
     if (this.baseSequence >= 0) {
@@ -211,8 +257,8 @@ export class ProducerBatch {
 
   /** Drops what only an unfinished batch needs, once every record has its result. */
   release(): void {
-    this.records = []
-    this.stamps = undefined
+    this.buf = EMPTY
+    this.stamps = []
     this.owners = []
     this.runStart = []
     this.runSlot = []

@@ -1,5 +1,6 @@
+import { performance } from 'node:perf_hooks'
 import { SendError } from './errors.js'
-import type { ProducerRecord, RecordMetadata } from './record.js'
+import { snapshot, type ProducerRecord, type RecordMetadata } from './record.js'
 
 /**
  * One send() call: its records, how far they have been queued, and the single promise the
@@ -7,9 +8,16 @@ import type { ProducerRecord, RecordMetadata } from './record.js'
  * costs one promise, not one per record.
  */
 export class Delivery {
-  readonly records: readonly ProducerRecord[]
+  records: readonly ProducerRecord[]
+  /** The records from `next` on are snapshot() copies, taken when send() had to leave them waiting. */
+  copied = false
   readonly single: boolean
   readonly promise: Promise<RecordMetadata | RecordMetadata[]>
+  /**
+   * performance.now() at send(): deliveryTimeoutMs counts from here for every record of the
+   * call, through waiting for metadata or room and in the buffer, as its batch's creation time.
+   */
+  readonly createdAt = performance.now()
   /** The next record to queue. */
   next = 0
   /** Topics that failed metadata lookup in this call, so later records of it fail at once. */
@@ -29,6 +37,20 @@ export class Delivery {
       this.resolve = resolve
       this.reject = reject
     })
+  }
+
+  /**
+   * Copies the records not queued yet, so that they are sent as they were at send() (Java
+   * serializes in send(); ours returns before these are queued). Their default timestamp is
+   * `wallClock`, the send() time.
+   */
+  defer(wallClock: number): void {
+    if (this.copied) return
+    this.copied = true
+    const n = this.records.length
+    const own = this.records.slice()
+    for (let i = this.next; i < n; i++) own[i] = snapshot(own[i]!, wallClock)
+    this.records = own
   }
 
   get settled(): boolean {

@@ -45,7 +45,8 @@ export class DeliveryTimeoutError extends TidelogError {
   readonly attempts: number
   constructor(topic: string, partition: number, deliveryTimeoutMs: number, attempts: number, cause?: unknown) {
     const why = cause instanceof Error ? `; last error: ${cause.message}` : attempts === 0 ? '; it was never sent' : ''
-    super(`record for ${topic}-${partition} not acknowledged within deliveryTimeoutMs (${deliveryTimeoutMs} ms) after ${attempts} attempt(s)${why}`, {
+    // partition -1: the record expired before it had one (waiting for metadata or buffer room).
+    super(`record for ${partition < 0 ? topic : `${topic}-${partition}`} not acknowledged within deliveryTimeoutMs (${deliveryTimeoutMs} ms) after ${attempts} attempt(s)${why}`, {
       cause,
       retriable: true,
     })

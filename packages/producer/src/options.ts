@@ -32,12 +32,18 @@ export interface ProducerOptions extends ClientOptions {
    * idempotence, a retried batch can then land after a later one, as in Java; 1 keeps order.
    */
   maxInFlight?: number
-  /** A record fails if not acknowledged this long after it was queued, retries included. Default 120 s. */
+  /** A record fails if not acknowledged this long after its send() call (waiting for metadata and room, batching, retries). Default 120 s. */
   deliveryTimeoutMs?: number
   /** Retries of a batch on retriable errors, within deliveryTimeoutMs. Default unlimited. */
   retries?: number
   /** Default: murmur2 of the key for keyed records, uniform sticky for the rest (Java's). */
   partitioner?: Partitioner
+  /**
+   * Java's metadata.max.idle.ms: a topic no send() used for this long is forgotten (its
+   * metadata, partitioner state and queues), so a producer writing to ever new topic names
+   * keeps bounded memory and metadata requests. Sending to it again looks it up afresh. Default 300000.
+   */
+  metadataMaxIdleMs?: number
 }
 
 export interface ResolvedOptions {
@@ -55,6 +61,7 @@ export interface ResolvedOptions {
   deliveryTimeoutMs: number
   retries: number
   requestTimeoutMs: number
+  metadataMaxIdleMs: number
 }
 
 /** Java's request.timeout.ms default. */
@@ -125,5 +132,6 @@ export function resolveOptions(options: ProducerOptions): ResolvedOptions {
     deliveryTimeoutMs,
     retries,
     requestTimeoutMs,
+    metadataMaxIdleMs: number(options, 'metadataMaxIdleMs', 300_000, 1),
   }
 }

@@ -15,8 +15,9 @@ import {
 import { Accumulator, type TopicQueues } from './accumulator.js'
 import type { FlushWaiter } from './batch-builder.js'
 import { Delivery } from './delivery.js'
-import { BufferExhaustedError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
+import { BufferExhaustedError, DeliveryTimeoutError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
 import { Idempotence } from './idempotence.js'
+import { IdleTopics } from './idle-topics.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
@@ -29,6 +30,24 @@ const NEED_ROOM = 2
 /** setTimeout's limit. */
 const MAX_TIMER_MS = 0x7fffffff
 type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
+/** Most topics one metadata lookup for waiting records asks for at once. */
+const MAX_LOOKUP = 1_000
+/** waitForRoom(): the records' delivery timeout ran out first. */
+const EXPIRED = 'expired'
+
+/** Whether `p` settles within `ms` (its rejection is thrown); false when the time ran out first. */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  if (ms <= 0) return false
+  let timer: NodeJS.Timeout | undefined
+  const settled = p.then(() => true)
+  // A rejection after the time ran out is nobody's business any more.
+  settled.catch(() => undefined)
+  try {
+    return await Promise.race([settled, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS), false)))])
+  } finally {
+    clearTimeout(timer)
+  }
+}
 
 /**
  * Fails at construction when the chosen codec cannot compress here (e.g. a registered codec that
@@ -69,6 +88,7 @@ export class Producer {
   private readonly idem: Idempotence
   private readonly sender: Sender
   private readonly strategy: PartitionStrategy
+  private readonly idle: IdleTopics
   /** send() calls whose records could not all be queued at once (no room, no metadata yet), in call order. */
   private readonly waiting: Delivery[] = []
   private pumping: Promise<void> | undefined
@@ -94,6 +114,15 @@ export class Producer {
     }
     this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake())
     this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec, maxCompressing)
+    this.idle = new IdleTopics(this.acc, this.cluster, this.options.metadataMaxIdleMs)
+  }
+
+  /**
+   * How many topics the producer holds metadata, partitioner state or queues for: those sent to
+   * within the last metadataMaxIdleMs (or with records unfinished). A diagnostic.
+   */
+  get topicCount(): number {
+    return this.idle.count
   }
 
   /** Fetches cluster metadata now; optional, send() connects on first use. */
@@ -118,6 +147,8 @@ export class Producer {
     if (records.length === 0) return Promise.resolve([])
     const d = new Delivery(records, single)
     if (this.waiting.length === 0 && this.appendFrom(d) === DONE) return d.promise
+    // What waits must not change with the caller's objects meanwhile.
+    d.defer(Date.now())
     this.waiting.push(d)
     if (this.pumping === undefined) {
       this.pumping = this.pump().finally(() => {
@@ -175,6 +206,7 @@ export class Producer {
     }
     this.sender.stop()
     this.idem.stop()
+    this.idle.stop()
     const closed = this.cluster.close()
     if (timeoutMs === Infinity) {
       await closed
@@ -199,8 +231,11 @@ export class Producer {
     const { maxRequestBytes, bufferMemory } = this.options
     const meta = this.cluster.metadata
     const acc = this.acc
-    const now = performance.now()
+    // A batch opened here is as old as this send() call: its delivery timeout started then.
+    const now = d.createdAt
     const wallClock = Date.now()
+    // When its topic was last used (metadataMaxIdleMs): now, however long these records waited.
+    const usedAt = performance.now()
     let topic: string | undefined
     let t: TopicQueues | undefined
     let count = 0
@@ -224,6 +259,7 @@ export class Producer {
         topic = r.topic
         t = acc.topic(topic)
         t.sync(meta, count)
+        t.lastUsed = usedAt
       }
       let size: number
       let stamp: number
@@ -269,8 +305,7 @@ export class Producer {
           continue
         }
       }
-      const assigned = stamp < 0
-      const batch = acc.append(t, partition, r, assigned ? wallClock : stamp, assigned, size, d, i, now)
+      const batch = acc.append(t, partition, r, stamp < 0 ? wallClock : stamp, size, d, i, now)
       if (sticky) t.stickyBatch = batch
     }
     d.next = n
@@ -295,35 +330,48 @@ export class Producer {
           this.waiting.shift()
           continue
         }
+        // Waiting counts against the records' delivery timeout, which started at send().
+        const expireAt = d.createdAt + this.options.deliveryTimeoutMs
         if (stop === NEED_METADATA) {
           const topic = this.stopTopic
           const partition = this.stopPartition
           try {
-            await this.waitForMetadata(topic, partition)
+            await this.waitForMetadata(topic, partition, expireAt, this.unknownTopics(topic))
           } catch (e) {
             const err = e instanceof Error ? e : new Error(String(e))
-            if (partition >= 0 && err instanceof InvalidPartitionError) d.fail(d.next++, err)
+            if (err instanceof DeliveryTimeoutError) {
+              this.waiting.shift()
+              d.failRest(err)
+            } else if (partition >= 0 && err instanceof InvalidPartitionError) d.fail(d.next++, err)
             else (d.topicErrors ??= new Map()).set(topic, err)
           }
           continue
         }
-        if (!(await this.waitForRoom(this.stopSize))) {
+        const room = await this.waitForRoom(this.stopSize, expireAt)
+        if (room !== true) {
           this.waiting.shift()
-          d.failRest(this.aborted ?? new BufferExhaustedError(this.options.bufferMemory, this.options.maxBlockMs))
+          d.failRest(this.aborted ?? (room === EXPIRED ? this.expired(this.stopTopic, -1) : new BufferExhaustedError(this.options.bufferMemory, this.options.maxBlockMs)))
         }
       }
     }
   }
 
-  private async waitForRoom(size: number): Promise<boolean> {
-    const deadline = performance.now() + this.options.maxBlockMs
+  private expired(topic: string, partition: number): DeliveryTimeoutError {
+    return new DeliveryTimeoutError(topic, partition, this.options.deliveryTimeoutMs, 0)
+  }
+
+  /** true once there is room; false after maxBlockMs (or on abort), EXPIRED at `expireAt`, if sooner. */
+  private async waitForRoom(size: number, expireAt: number): Promise<boolean | typeof EXPIRED> {
+    const blockUntil = performance.now() + this.options.maxBlockMs
+    const deadline = Math.min(blockUntil, expireAt)
     this.acc.waitingForRoom = true
     // Every batch counts as ready while a send waits for room; let the sender see that now.
     this.sender.wake()
     try {
       while (!this.acc.hasRoom(size)) {
         const left = deadline - performance.now()
-        if (left <= 0 || this.aborted !== undefined) return false
+        if (this.aborted !== undefined) return false
+        if (left <= 0) return deadline < blockUntil ? EXPIRED : false
         let timer: NodeJS.Timeout | undefined
         await new Promise<void>((resolve) => {
           this.roomWaiter = resolve
@@ -343,20 +391,47 @@ export class Producer {
    * The first request adds the topic to the cluster's tracked set; authorization and invalid
    * names fail at once, a topic that does not exist (yet) after maxBlockMs.
    */
-  private async waitForMetadata(topic: string, partition: number): Promise<void> {
+  /**
+   * `topic` and the other topics the waiting send() calls will need that the metadata does not
+   * know (up to MAX_LOOKUP): one Metadata request finds them all, instead of one request per
+   * topic, for a producer writing to many new topics.
+   */
+  private unknownTopics(topic: string): string[] {
+    const out = [topic]
+    const seen = new Set(out)
+    const meta = this.cluster.metadata
+    for (const d of this.waiting) {
+      const { records } = d
+      for (let i = d.next; i < records.length && out.length < MAX_LOOKUP; i++) {
+        const name = (records[i] as { topic?: unknown } | null)?.topic
+        if (typeof name !== 'string' || name === '' || seen.has(name) || meta.partitionCount(name) > 0 || d.topicErrors?.has(name)) continue
+        seen.add(name)
+        out.push(name)
+      }
+    }
+    return out
+  }
+
+  private async waitForMetadata(topic: string, partition: number, expireAt: number, lookup: readonly string[] = [topic]): Promise<void> {
     const { maxBlockMs } = this.options
-    const deadline = performance.now() + maxBlockMs
+    const blockUntil = performance.now() + maxBlockMs
+    // The records' delivery timeout (from send()) may end first: then they fail as expired.
+    const deadline = Math.min(blockUntil, expireAt)
     const cluster = this.cluster
+    for (const t of lookup) this.idle.requesting(t)
     let code: number | undefined
     for (let attempt = 0; ; attempt++) {
       try {
         if (attempt === 0) {
-          await cluster.refreshMetadata([topic])
+          // Its retries may outlast the deadline (requestTimeoutMs); the records must not.
+          if (!(await within(cluster.refreshMetadata(lookup), deadline - performance.now()))) throw this.expired(topic, partition)
         } else {
           const f = await cluster.fetchMetadata([topic], { timeoutMs: Math.max(1, deadline - performance.now()) })
           code = f.topicErrors.get(topic)
         }
       } catch (e) {
+        if (e instanceof DeliveryTimeoutError) throw e
+        if (performance.now() >= deadline && deadline < blockUntil) throw this.expired(topic, partition)
         if (!isRetriable(e) || performance.now() >= deadline) throw e
       }
       if (this.aborted !== undefined) throw this.aborted
@@ -365,6 +440,10 @@ export class Producer {
       if (code !== undefined && !isRetriableCode(code)) throw new ProtocolError(code, { api: 'Metadata', topic })
       const delay = cluster.retryBackoff.delay(attempt)
       if (performance.now() + delay >= deadline) {
+        if (deadline < blockUntil) {
+          await sleep(Math.max(0, deadline - performance.now()))
+          throw this.expired(topic, partition)
+        }
         if (count > 0) throw new InvalidPartitionError(topic, partition, count, 'record')
         throw new ProtocolError(code ?? ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, {
           api: 'Metadata',

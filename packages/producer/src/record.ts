@@ -101,7 +101,7 @@ function headersSize(h: unknown): number {
  * every part has a type the encoder can write: a bad record must fail alone, at send(), not
  * take its batch down when the batch is encoded.
  */
-export function recordSize(r: ProducerRecord): number {
+export function recordSize(r: Pick<ProducerRecord, 'key' | 'value' | 'headers'>): number {
   return RECORD_FRAMING + bytesSize(r.key, 'key', 'key') + bytesSize(r.value, 'value', 'value') + headersSize(r.headers)
 }
 
@@ -172,4 +172,56 @@ export function shapeError(r: unknown, where: string): InvalidRecordError | unde
   const p = o.partition
   if (p !== undefined && p !== null && typeof p !== 'number') return new InvalidRecordError(`${where}: partition must be a number, got ${describe(p)}`, 'partition')
   return undefined
+}
+
+/** A private copy of a Uint8Array (strings are immutable and kept as they are). */
+function copyBytes<T>(v: T): T {
+  if (!(v instanceof Uint8Array)) return v
+  // allocUnsafe takes small buffers from Node's shared pool: no ArrayBuffer per record.
+  const b = Buffer.allocUnsafe(v.length)
+  b.set(v)
+  return b as T
+}
+
+function copyHeaders(h: HeaderInput | undefined | null): HeaderInput | undefined {
+  if (h === undefined || h === null) return undefined
+  const out: { key: string; value: Bytes | null }[] = []
+  if (Array.isArray(h)) {
+    for (const e of h) out.push({ key: e.key, value: copyBytes(e.value ?? null) })
+  } else {
+    for (const key in h) {
+      if (!Object.prototype.hasOwnProperty.call(h, key)) continue
+      const v = h[key]
+      if (v === undefined) continue
+      if (Array.isArray(v)) for (const x of v) out.push({ key, value: copyBytes(x) })
+      else out.push({ key, value: copyBytes(v) })
+    }
+  }
+  return out.length === 0 ? undefined : out
+}
+
+/**
+ * A copy, taken in send(), of a record that cannot be queued yet (its topic's metadata or
+ * buffer room is not there): same fields, private bytes, the send() time as its timestamp when
+ * it has none. It is checked and queued later like any record. A record that is malformed is
+ * kept as it is: it fails when its turn comes, whatever is done to it meanwhile.
+ */
+export function snapshot(r: ProducerRecord, wallClock: number): ProducerRecord {
+  if (shapeError(r, '') !== undefined) return r
+  let timestamp: number
+  try {
+    recordSize(r)
+    timestamp = explicitTimestamp(r.timestamp)
+  } catch {
+    return r
+  }
+  const out: ProducerRecord = {
+    topic: r.topic,
+    key: copyBytes(r.key ?? null),
+    value: copyBytes(r.value),
+    headers: copyHeaders(r.headers),
+    timestamp: timestamp < 0 ? wallClock : timestamp,
+  }
+  if (r.partition !== undefined && r.partition !== null) out.partition = r.partition
+  return out
 }

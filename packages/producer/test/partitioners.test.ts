@@ -100,7 +100,7 @@ describe('uniform sticky placement (KIP-480)', () => {
     const out: number[] = []
     for (let i = 0; i < n; i++) {
       const p = acc.stickyPartition(t, size)
-      t.stickyBatch = acc.append(t, p, { topic: 't', value: null }, 0, true, size, owner, i, 0)
+      t.stickyBatch = acc.append(t, p, { value: null }, 0, size, owner, i, 0)
       out.push(p)
     }
     return out

@@ -23,6 +23,7 @@ describe('options', () => {
       deliveryTimeoutMs: 120_000,
       retries: Infinity,
       requestTimeoutMs: 30_000,
+      metadataMaxIdleMs: 300_000,
     })
   })
 
@@ -85,28 +86,75 @@ describe('record sizes', () => {
 describe('ProducerBatch', () => {
   const queue = new Accumulator(1 << 20, 1 << 20, () => {}).topic('t').queue(0)
 
-  it('encodes records as given while their timestamps share a millisecond, and wraps them otherwise', () => {
+  it('encodes every record with its timestamp, as the Java producer lays a batch out', () => {
     const d = new Delivery([], false)
-    const same = new ProducerBatch(queue, 0)
-    same.add({ topic: 't', value: 'a' }, 1_000, true, 10, d, 0)
-    same.add({ topic: 't', value: 'b', timestamp: 5n }, 5, false, 10, d, 1)
-    same.add({ topic: 't', value: 'c' }, 1_000, true, 10, d, 2)
-    expect(same.stamps).toBeUndefined()
-    expect([...decodeRecordBatch(same.encode(0))].map((r) => r.timestamp)).toEqual([1_000n, 5n, 1_000n])
+    const b = new ProducerBatch(queue, 0)
+    b.add({ value: 'a' }, 1_000, 10, d, 0)
+    b.add({ key: 'k', value: 'b', headers: { h: ['x', null], skip: undefined } }, 7, 10, d, 1)
+    b.add({ key: new Uint8Array([1, 2]), value: null, headers: [{ key: 'é', value: 'ü'.repeat(30) }] }, 1_001, 10, d, 2)
+    const decoded = decodeRecordBatch(b.encode(0))
+    expect([decoded.baseTimestamp, decoded.maxTimestamp, decoded.lastOffsetDelta]).toEqual([1_000n, 1_001n, 2])
+    const records = [...decoded]
+    expect(records.map((r) => r.timestamp)).toEqual([1_000n, 7n, 1_001n])
+    expect(records.map((r) => r.offset)).toEqual([0n, 1n, 2n])
+    expect(records.map((r) => [r.key?.toString('hex') ?? null, r.value?.toString() ?? null])).toEqual([[null, 'a'], ['6b', 'b'], ['0102', null]])
+    expect(records.map((r) => r.headers.map((h) => [h.key, h.value?.toString() ?? null]))).toEqual([[], [['h', 'x'], ['h', null]], [['é', 'ü'.repeat(30)]]])
+    expect([0, 1, 2].map((i) => b.timestampOf(i))).toEqual([1_000, 7, 1_001])
+    // The same bytes as the protocol's encoder writes for these records.
+    const reference = encodeRecordBatch({ records: [{ value: 'a', timestamp: 1_000 }, { key: 'k', value: 'b', headers: { h: ['x', null] }, timestamp: 7 }, { key: new Uint8Array([1, 2]), value: null, headers: [{ key: 'é', value: 'ü'.repeat(30) }], timestamp: 1_001 }] })
+    expect(b.encode(0).equals(reference)).toBe(true)
+  })
 
-    const mixed = new ProducerBatch(queue, 0)
-    mixed.add({ topic: 't', value: 'a' }, 1_000, true, 10, d, 0)
-    mixed.add({ topic: 't', value: 'b', timestamp: 7 }, 7, false, 10, d, 1)
-    mixed.add({ topic: 't', value: 'c' }, 1_001, true, 10, d, 2)
-    mixed.add({ topic: 't', value: 'd', timestamp: new Date(9) }, 9, false, 10, d, 3)
-    expect(mixed.stamps).toEqual([1_000, 7, 1_001, 9])
-    expect([...decodeRecordBatch(mixed.encode(0))].map((r) => r.timestamp)).toEqual([1_000n, 7n, 1_001n, 9n])
-    expect([0, 1, 2, 3].map((i) => mixed.timestampOf(i))).toEqual([1_000, 7, 1_001, 9])
+  it('writes timestamp deltas beyond 32 bits and long values as the protocol encoder does', () => {
+    const b = new ProducerBatch(queue, 0)
+    const d = new Delivery([], false)
+    const big = 'é'.repeat(20_000)
+    b.add({ key: 'a', value: big }, 1_700_000_000_000, 40_010, d, 0)
+    b.add({ value: new Uint8Array(300).fill(7) }, 0, 310, d, 1)
+    b.add({ value: 'z' }, 8_000_000_000_000, 10, d, 2)
+    const reference = encodeRecordBatch({ records: [{ key: 'a', value: big, timestamp: 1_700_000_000_000 }, { value: new Uint8Array(300).fill(7), timestamp: 0 }, { value: 'z', timestamp: 8_000_000_000_000 }] })
+    expect(b.encode(0).equals(reference)).toBe(true)
+  })
+
+  it('keeps the bytes as they were when added, whatever the caller does to its Buffers after', () => {
+    const value = Buffer.from('value-1234567890'.repeat(4))
+    const key = Buffer.from('key')
+    const b = new ProducerBatch(queue, 0)
+    const r = { key, value, headers: { h: key } }
+    b.add(r, 5, 10, new Delivery([], false), 0)
+    value.fill(0)
+    key.fill(0)
+    r.value = Buffer.from('edited')
+    const [got] = [...decodeRecordBatch(b.encode(2))]
+    expect([got!.key!.toString(), got!.value!.toString(), got!.headers[0]!.value!.toString()]).toEqual(['key', 'value-1234567890'.repeat(4), 'key'])
+  })
+
+  it('leaves bytes already encoded alone when encoded again with a new sequence', () => {
+    const b = new ProducerBatch(queue, 0)
+    b.add({ value: 'a' }, 1, 10, new Delivery([], false), 0)
+    b.producerId = 1n
+    b.producerEpoch = 0
+    b.baseSequence = 3
+    const first = b.encode(0)
+    b.producerEpoch = 1
+    b.baseSequence = 0
+    const second = b.encode(0)
+    expect([decodeRecordBatch(first).producerEpoch, decodeRecordBatch(first).baseSequence]).toEqual([0, 3])
+    expect([decodeRecordBatch(second).producerEpoch, decodeRecordBatch(second).baseSequence]).toEqual([1, 0])
+  })
+
+  it('grows its buffer past the first 4 KiB, records intact', () => {
+    const b = new ProducerBatch(queue, 0)
+    const d = new Delivery([], false)
+    for (let i = 0; i < 100; i++) b.add({ key: String(i), value: 'v'.repeat(200) + i }, 1_000 + i, 210, d, i)
+    const records = [...decodeRecordBatch(b.encode(0))]
+    expect(records.length).toBe(100)
+    expect(records.map((r) => r.value!.toString())).toEqual(Array.from({ length: 100 }, (_, i) => 'v'.repeat(200) + i))
   })
 
   it('encodes the producer id, epoch and sequence it holds', () => {
     const b = new ProducerBatch(queue, 0)
-    b.add({ topic: 't', value: 'a' }, 1, true, 10, new Delivery([], false), 0)
+    b.add({ value: 'a' }, 1, 10, new Delivery([], false), 0)
     b.producerId = 42n
     b.producerEpoch = 3
     b.baseSequence = 17
@@ -119,11 +167,11 @@ describe('ProducerBatch', () => {
     const d1 = new Delivery(records, false)
     const d2 = new Delivery(records.slice(0, 2), false)
     const b = new ProducerBatch(queue, 0)
-    b.add(records[0]!, 1, true, 1, d1, 0)
-    b.add(records[1]!, 1, true, 1, d1, 1)
-    b.add(records[0]!, 1, true, 1, d2, 0)
-    b.add(records[3]!, 1, true, 1, d1, 3)
-    b.add(records[1]!, 1, true, 1, d2, 1)
+    b.add(records[0]!, 1, 1, d1, 0)
+    b.add(records[1]!, 1, 1, d1, 1)
+    b.add(records[0]!, 1, 1, d2, 0)
+    b.add(records[3]!, 1, 1, d1, 3)
+    b.add(records[1]!, 1, 1, d2, 1)
     expect(b.owners).toEqual([d1, d2, d1, d2])
     expect(b.runStart).toEqual([0, 2, 3, 4])
     expect(b.runSlot).toEqual([0, 0, 3, 1])
@@ -153,5 +201,30 @@ describe('Delivery', () => {
     expect(err.results[0]).toBeUndefined()
     expect(err.results[1]!.offset).toBe(1n)
     expect(Object.keys(err.errors)).toEqual(['0', '1'])
+  })
+})
+
+describe('Accumulator.expireIdle (metadataMaxIdleMs)', () => {
+  it('drops idle topics only once nothing of theirs is unfinished, keeping sequence numbers', () => {
+    const acc = new Accumulator(1 << 20, 1 << 20, () => {})
+    const d = new Delivery([], false)
+    const t = acc.topic('t')
+    t.lastUsed = 10
+    const batch = acc.append(t, 2, { value: 'v' }, 1, 10, d, 0, 10)
+    const q = t.queue(2)
+    q.producerId = 7n
+    q.producerEpoch = 1
+    q.nextSequence = 5
+    q.lastAckedSequence = 4
+    acc.topic('busy-not').lastUsed = 50
+    expect(acc.expireIdle(20)).toEqual([])
+    q.batches.length = 0
+    acc.done(batch)
+    expect(acc.expireIdle(20)).toEqual(['t'])
+    expect(acc.hasTopic('t')).toBe(false)
+    expect(acc.hasTopic('busy-not')).toBe(true)
+    const again = acc.topic('t').queue(2)
+    expect([again.producerId, again.producerEpoch, again.nextSequence, again.lastAckedSequence]).toEqual([7n, 1, 5, 4])
+    expect(acc.topic('t').queue(0).nextSequence).toBe(0)
   })
 })
