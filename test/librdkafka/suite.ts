@@ -130,7 +130,10 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteRun> {
   delete env.TESTS
   if (o.only) env.TESTS = o.only
   const started = Date.now()
-  const child = spawn('./run-test.sh', ['-Q', '-E', `-p${o.parallel}`], {
+  // stdbuf: test-runner prints its summary to a pipe (fully buffered) and then
+  // abort()s when a failed test leaked librdkafka threads; line buffering keeps
+  // the summary from dying in the buffer.
+  const child = spawn('stdbuf', ['-oL', '-eL', './run-test.sh', '-Q', '-E', `-p${o.parallel}`], {
     cwd: o.testsDir,
     env,
     detached: true,
