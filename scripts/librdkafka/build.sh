@@ -4,7 +4,7 @@
 # registry is one of the few places this machine can reach). Prints the path of
 # the built tests/ directory on the last line of stdout.
 #
-# Cache layout: $TIDELOG_CACHE (default ~/.cache/tidelog)/librdkafka/<pkg-version>/
+# Cache layout: $TIDELOG_CACHE (default ~/.cache/tidelog)/librdkafka/<pkg-version>-r<BUILD_REV>/
 #   <tarball>.tgz   the npm pack output
 #   src/            the unpacked package (src/package/deps/librdkafka)
 #   .complete       written last: a half-built tree is rebuilt from scratch
@@ -13,7 +13,9 @@ set -euo pipefail
 # Pinned: 1.10.1 ships librdkafka 2.15.1 (package.json "librdkafka": "2.15.1").
 PKG_VERSION="${LIBRDKAFKA_JS_VERSION:-1.10.1}"
 PKG="@confluentinc/kafka-javascript@${PKG_VERSION}"
-CACHE="${TIDELOG_CACHE:-$HOME/.cache/tidelog}/librdkafka/${PKG_VERSION}"
+# BUILD_REV: bump when the recipe below changes, so a cached build is not reused.
+BUILD_REV=2
+CACHE="${TIDELOG_CACHE:-$HOME/.cache/tidelog}/librdkafka/${PKG_VERSION}-r${BUILD_REV}"
 RDK="$CACHE/src/package/deps/librdkafka"
 
 log() { echo "[librdkafka-build] $*" >&2; }
@@ -25,8 +27,9 @@ if [[ -f "$CACHE/.complete" && -x "$RDK/tests/test-runner" ]]; then
 fi
 
 # Debian build dependencies: installed only when one is missing, so a warm
-# machine never runs apt.
-DEBS=(build-essential libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev)
+# machine never runs apt. rapidjson-dev (headers only) is what the tests use to
+# check statistics JSON: without it 0053, 0098, 0101 and 0110 skip.
+DEBS=(build-essential libssl-dev zlib1g-dev libzstd-dev liblz4-dev libsasl2-dev rapidjson-dev)
 missing=()
 for d in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q 'install ok installed' || missing+=("$d")
@@ -58,6 +61,7 @@ log "configure + make (-j$jobs)"
   cd "$RDK"
   # System libraries from Debian; no curl (OIDC), the tests do not need it.
   ./configure --disable-curl >&2
+  grep -q 'WITH_RAPIDJSON' config.h || { echo "error: configure did not find rapidjson" >&2; exit 1; }
   make -j"$jobs" libs >&2
   make -j"$jobs" -C tests test-runner >&2
 )

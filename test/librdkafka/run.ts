@@ -178,7 +178,7 @@ async function main(): Promise<number> {
 
   const header = [
     `librdkafka tests against ${target === 'kafka' ? `Apache Kafka ${KAFKA_VERSIONS.latest}` : 'tidelog-broker'} (single node, num.partitions=${NUM_PARTITIONS}),`,
-    `TEST_KAFKA_VERSION=${broker!.kafkaVersion}, run-test.sh -Q -E -p${values.parallel}, ${new Date().toISOString()}`,
+    `TEST_KAFKA_VERSION=${broker!.kafkaVersion}, run-test.sh -Q -E -L -p${values.parallel}, ${new Date().toISOString()}`,
     `${counts.PASSED} passed, ${counts.FAILED} failed, ${counts.SKIPPED} skipped in ${fmt(suite.seconds)}`,
   ]
   if (values.tests) {
