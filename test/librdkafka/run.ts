@@ -98,6 +98,11 @@ async function startApacheKafka(): Promise<Target> {
         'share.coordinator.state.topic.replication.factor': 1,
         'share.coordinator.state.topic.min.isr': 1,
         'group.share.min.record.lock.duration.ms': 1000,
+        // 0109 / 0115 / 0119 add deny ACLs with kafka-acls.sh and expect authorization
+        // errors; an authorizer that allows whatever no ACL denies keeps every other
+        // test (and the controller link) unaffected.
+        'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+        'allow.everyone.if.no.acl.found': true,
       },
     })
   } catch (err) {
