@@ -1,0 +1,103 @@
+/**
+ * The librdkafka harness's parsing and comparison rules (no broker, no build), and
+ * that the checked-in expectations.txt is well formed and consistent with the
+ * checked-in Apache Kafka results.
+ */
+import { fileURLToPath } from 'node:url'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { compare, parseExpectations, parseKafkaResults, ExpectationsFileError } from './expectations.js'
+import { parseSummary, type TestResult } from './suite.js'
+
+const here = fileURLToPath(new URL('.', import.meta.url))
+
+function file(text: string): string {
+  const f = join(mkdtempSync(join(tmpdir(), 'rdk-exp-')), 'expectations.txt')
+  writeFileSync(f, text)
+  return f
+}
+
+const r = (name: string, state: TestResult['state'], reason = ''): TestResult => ({ name, state, seconds: 1, reason })
+
+describe('parseSummary', () => {
+  it('reads test-runner summary rows through their colour codes, keeping the last table', () => {
+    const out = [
+      '|\x1b[33m 0001_multiobj                            |    RUNNING |   0.100s \x1b[0m|',
+      'TEST 20261201 (bare, scenario default) SUMMARY',
+      '|\x1b[32m 0001_multiobj                            |     PASSED |   1.234s \x1b[0m|',
+      '|\x1b[31m 0011_produce_batch                       |     FAILED |  12.000s \x1b[0m|\x1b[31m test_x():12: expected Success\x1b[0m',
+      '|\x1b[36m 0016_client_swname                       |    SKIPPED |   0.001s \x1b[0m|\x1b[36m Env var BROKER_JMX_PORT_2 missing\x1b[0m',
+    ].join('\n')
+    const m = parseSummary(out)
+    expect([...m.values()].map((x) => [x.name, x.state, x.reason])).toEqual([
+      ['0001_multiobj', 'PASSED', ''],
+      ['0011_produce_batch', 'FAILED', 'test_x():12: expected Success'],
+      ['0016_client_swname', 'SKIPPED', 'Env var BROKER_JMX_PORT_2 missing'],
+    ])
+  })
+})
+
+describe('compare', () => {
+  const exp = parseExpectations(
+    file(
+      [
+        '# comment',
+        '0001_a pass',
+        '0002_b known-fail: #11 transactions',
+        '0003_c not-applicable: needs a JMX port',
+        '0004_d flaky: timing, fails on both brokers now and then',
+        '0005_e not-applicable: librdkafka skips it below 4.0',
+      ].join('\n'),
+    ),
+  )
+  const kafka = new Map([
+    ['0003_c', { state: 'SKIPPED' as const, reason: 'no JMX' }],
+    ['0005_e', { state: 'PASSED' as const, reason: '' }],
+  ])
+
+  it('accepts the expected outcomes, flaky either way', () => {
+    const c = compare(
+      [r('0001_a', 'PASSED'), r('0002_b', 'FAILED'), r('0003_c', 'SKIPPED'), r('0004_d', 'FAILED'), r('0005_e', 'SKIPPED', 'not applicable for broker version 3.9.0.0')],
+      exp,
+      kafka,
+    )
+    expect(c.problems).toEqual([])
+    expect(c.notes).toHaveLength(1)
+  })
+
+  it('fails on a lost pass, a new pass, an unlisted test and a vanished test', () => {
+    const c = compare([r('0001_a', 'FAILED', 'boom'), r('0002_b', 'PASSED'), r('0003_c', 'PASSED'), r('0004_d', 'PASSED'), r('0009_new', 'PASSED')], exp, kafka)
+    expect(c.problems.join('\n')).toMatch(/0001_a: FAILED \(boom\): expected to pass/)
+    expect(c.problems.join('\n')).toMatch(/0002_b now passes/)
+    expect(c.problems.join('\n')).toMatch(/0003_c now passes/)
+    expect(c.problems.join('\n')).toMatch(/0009_new: .*not in expectations/)
+    expect(c.problems.join('\n')).toMatch(/0005_e: in expectations.txt but test-runner did not report it/)
+  })
+
+  it('refuses not-applicable for a test Apache Kafka passes (unless librdkafka skips it for our version)', () => {
+    const c = compare([r('0005_e', 'FAILED', 'x')], exp, kafka)
+    expect(c.problems.join('\n')).toMatch(/0005_e is not-applicable but passes on Apache Kafka/)
+  })
+
+  it('rejects a known-fail without an issue', () => {
+    expect(() => parseExpectations(file('0002_b known-fail: transactions\n'))).toThrow(ExpectationsFileError)
+  })
+})
+
+describe('the checked-in files', () => {
+  const exp = parseExpectations(join(here, 'expectations.txt'))
+  const kafka = parseKafkaResults(join(here, 'kafka-results.txt'))
+
+  it('list every test Apache Kafka ran, and the reverse', () => {
+    expect([...exp.keys()].sort()).toEqual([...kafka.keys()].sort())
+  })
+
+  it('use not-applicable only where Apache Kafka does not pass either', () => {
+    for (const [name, v] of exp) {
+      if (v.kind !== 'not-applicable' || /librdkafka skips it for broker version/.test(v.why)) continue
+      expect(kafka.get(name)?.state, `${name}: ${v.why}`).not.toBe('PASSED')
+    }
+  })
+})
