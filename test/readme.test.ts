@@ -43,3 +43,21 @@ describe('the README compatibility table is what the tests recorded (test/intero
     expect([...named].sort()).toEqual([...kafkaVersionsOnRecord(records)].sort())
   })
 })
+
+describe("the README's librdkafka line is what the last runs recorded (test/librdkafka/*-results.txt)", () => {
+  const summary = (file: string) => {
+    const text = readFileSync(fileURLToPath(new URL(`./librdkafka/${file}`, import.meta.url)), 'utf8')
+    const m = /^# (\d+) passed, (\d+) failed, (\d+) skipped/m.exec(text)
+    expect(m, `${file}: a "# N passed, N failed, N skipped" line`).not.toBeNull()
+    const [passed, failed, skipped] = m!.slice(1).map(Number) as [number, number, number]
+    return { passed, total: passed + failed + skipped }
+  }
+
+  it('names the pass counts of our broker and of Apache Kafka in the same harness', () => {
+    const ours = summary('tidelog-results.txt')
+    const kafka = summary('kafka-results.txt')
+    const text = readme().replace(/\s+/g, ' ')
+    expect(text).toContain(`${ours.passed} of its ${ours.total} tests that use a broker pass on tidelog-broker`)
+    expect(text).toContain(`Apache Kafka 4.4.0 on one node in the same harness passes ${kafka.passed}`)
+  })
+})
