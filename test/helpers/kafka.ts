@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { kafkaLibsVersion } from './peer-versions.js'
+import { RawClient } from './raw-client.js'
 
 const run = promisify(execFile)
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -120,6 +121,31 @@ async function waitForPort(port: number, deadline: number, proc: ChildProcess, l
   throw new Error(`Kafka did not listen on ${port} in time:\n${log()}`)
 }
 
+/**
+ * A listening port is not a ready broker: in ZooKeeper mode the broker answers Metadata with no
+ * brokers until the controller has sent it its first UpdateMetadata (seen on CI: describeCluster
+ * right after start returned []). Ready means Metadata lists this broker.
+ */
+async function waitForBrokerInMetadata(port: number, brokerId: number, deadline: number, proc: ChildProcess, log: () => string): Promise<void> {
+  let last = 'no answer'
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`Kafka exited with ${proc.exitCode} before it was ready:\n${log()}`)
+    let client: RawClient | undefined
+    try {
+      client = await RawClient.connect('127.0.0.1', port)
+      const { body } = await client.request<{ brokers: { nodeId: number }[] }>(3, 1, { topics: [] })
+      if (body.brokers.some((b) => b.nodeId === brokerId)) return
+      last = `brokers ${JSON.stringify(body.brokers.map((b) => b.nodeId))}`
+    } catch (e) {
+      last = (e as Error).message
+    } finally {
+      client?.close()
+    }
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`Kafka on ${port} did not list broker ${brokerId} in its metadata in time (${last}):\n${log()}`)
+}
+
 function jvmArgs(cp: string, log4j: string): string[] {
   return ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
 }
@@ -222,7 +248,9 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
 
   const { proc, output } = spawnKafka(jvm, propsFile)
   try {
-    await waitForPort(port, Date.now() + (options.startTimeoutMs ?? 90_000), proc, output)
+    const deadline = Date.now() + (options.startTimeoutMs ?? 90_000)
+    await waitForPort(port, deadline, proc, output)
+    await waitForBrokerInMetadata(port, 1, deadline, proc, output)
   } catch (e) {
     await stopProcess(proc)
     if (zk) await stopProcess(zk.proc)
@@ -330,10 +358,14 @@ export async function startKafkaCluster(options: StartKafkaOptions & { size?: nu
         async restart() {
           if (node.alive) return
           current = spawnKafka(jvm, propsFile)
-          await waitForPort(p.broker, Date.now() + (options.startTimeoutMs ?? 90_000), current.proc, current.output)
+          const deadline = Date.now() + (options.startTimeoutMs ?? 90_000)
+          await waitForPort(p.broker, deadline, current.proc, current.output)
+          await waitForBrokerInMetadata(p.broker, nodeId, deadline, current.proc, current.output)
         },
       }
-      await waitForPort(p.broker, Date.now() + (options.startTimeoutMs ?? 120_000), current.proc, current.output)
+      const deadline = Date.now() + (options.startTimeoutMs ?? 120_000)
+      await waitForPort(p.broker, deadline, current.proc, current.output)
+      await waitForBrokerInMetadata(p.broker, nodeId, deadline, current.proc, current.output)
       return node
     }),
   )
