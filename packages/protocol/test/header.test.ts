@@ -97,7 +97,7 @@ describe('request frames', () => {
 
   it('refuses to encode an unknown api or version', () => {
     expect(() => encodeRequestFrame({ apiKey: 4, apiVersion: 0, correlationId: 0, clientId: null }, {})).toThrow(UnsupportedVersionError)
-    expect(() => encodeRequestFrame({ apiKey: 0, apiVersion: 12, correlationId: 0, clientId: null }, {})).toThrow(UnsupportedVersionError)
+    expect(() => encodeRequestFrame({ apiKey: 0, apiVersion: 13, correlationId: 0, clientId: null }, {})).toThrow(UnsupportedVersionError)
   })
 
   it('a truncated header is a DecodeError', () => {

@@ -44,7 +44,7 @@ const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 describe('generated files', () => {
   it('are what scripts/generate.ts produces from spec/', () => {
     const files = generate()
-    expect(files.size).toBe(35)
+    expect(files.size).toBe(39)
     for (const [name, text] of files) {
       const onDisk = readFileSync(fileURLToPath(new URL(`../src/messages/${name}`, import.meta.url)), 'utf8')
       expect(onDisk, `src/messages/${name} is stale: run npm run generate -w @tidelog/protocol`).toBe(text)
@@ -54,8 +54,8 @@ describe('generated files', () => {
 })
 
 describe('api registry', () => {
-  it('has the 33 APIs by key, with Kafka names', () => {
-    expect(apis.size).toBe(33)
+  it('has the 37 APIs by key, with Kafka names', () => {
+    expect(apis.size).toBe(37)
     for (const [name, key] of Object.entries(ApiKeys)) {
       expect(getApi(key)?.name).toBe(name)
     }
@@ -66,7 +66,7 @@ describe('api registry', () => {
   })
 
   it('knows each API version range and first flexible version', () => {
-    expect([Produce.minVersion, Produce.maxVersion, Produce.firstFlexibleVersion]).toEqual([0, 11, 9])
+    expect([Produce.minVersion, Produce.maxVersion, Produce.firstFlexibleVersion]).toEqual([0, 12, 9])
     expect([Fetch.minVersion, Fetch.maxVersion, Fetch.firstFlexibleVersion]).toEqual([0, 17, 12])
     expect(getApi(ApiKeys.SaslHandshake)!.firstFlexibleVersion).toBe(Infinity)
     expect(getApi(ApiKeys.OffsetDelete)!.firstFlexibleVersion).toBe(Infinity)
@@ -77,7 +77,7 @@ describe('api registry', () => {
 describe('versions', () => {
   it('refuses versions outside the range, both ways', () => {
     const w = new Writer()
-    for (const v of [-1, 12, 1.5, NaN]) {
+    for (const v of [-1, 13, 1.5, NaN]) {
       expect(() => Produce.encodeRequest(w, { acks: 1, timeoutMs: 1, topicData: [] }, v)).toThrow(UnsupportedVersionError)
       expect(() => Produce.decodeResponse(new Reader(Buffer.alloc(64)), v)).toThrow(UnsupportedVersionError)
     }

@@ -450,7 +450,7 @@ export const Produce: ApiDefinition<ProduceRequest, ProduceResponse> = defineApi
   apiKey: 0,
   name: 'Produce',
   minVersion: 0,
-  maxVersion: 11,
+  maxVersion: 12,
   firstFlexibleVersion: 9,
   request: ['ProduceRequest', writeProduceRequest, readProduceRequest],
   response: ['ProduceResponse', writeProduceResponse, readProduceResponse],

@@ -275,7 +275,7 @@ export const TxnOffsetCommit: ApiDefinition<TxnOffsetCommitRequest, TxnOffsetCom
   apiKey: 28,
   name: 'TxnOffsetCommit',
   minVersion: 0,
-  maxVersion: 4,
+  maxVersion: 5,
   firstFlexibleVersion: 3,
   request: ['TxnOffsetCommitRequest', writeTxnOffsetCommitRequest, readTxnOffsetCommitRequest],
   response: ['TxnOffsetCommitResponse', writeTxnOffsetCommitResponse, readTxnOffsetCommitResponse],

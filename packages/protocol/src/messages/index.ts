@@ -23,6 +23,7 @@ import { OffsetForLeaderEpoch } from './23-offset-for-leader-epoch.js'
 import { AddPartitionsToTxn } from './24-add-partitions-to-txn.js'
 import { AddOffsetsToTxn } from './25-add-offsets-to-txn.js'
 import { EndTxn } from './26-end-txn.js'
+import { WriteTxnMarkers } from './27-write-txn-markers.js'
 import { TxnOffsetCommit } from './28-txn-offset-commit.js'
 import { DescribeConfigs } from './32-describe-configs.js'
 import { AlterConfigs } from './33-alter-configs.js'
@@ -32,6 +33,9 @@ import { DeleteGroups } from './42-delete-groups.js'
 import { IncrementalAlterConfigs } from './44-incremental-alter-configs.js'
 import { OffsetDelete } from './47-offset-delete.js'
 import { DescribeCluster } from './60-describe-cluster.js'
+import { DescribeProducers } from './61-describe-producers.js'
+import { DescribeTransactions } from './65-describe-transactions.js'
+import { ListTransactions } from './66-list-transactions.js'
 import { ConsumerGroupHeartbeat } from './68-consumer-group-heartbeat.js'
 
 export type { ApiDefinition } from './api.js'
@@ -58,6 +62,7 @@ export * from './23-offset-for-leader-epoch.js'
 export * from './24-add-partitions-to-txn.js'
 export * from './25-add-offsets-to-txn.js'
 export * from './26-end-txn.js'
+export * from './27-write-txn-markers.js'
 export * from './28-txn-offset-commit.js'
 export * from './32-describe-configs.js'
 export * from './33-alter-configs.js'
@@ -67,6 +72,9 @@ export * from './42-delete-groups.js'
 export * from './44-incremental-alter-configs.js'
 export * from './47-offset-delete.js'
 export * from './60-describe-cluster.js'
+export * from './61-describe-producers.js'
+export * from './65-describe-transactions.js'
+export * from './66-list-transactions.js'
 export * from './68-consumer-group-heartbeat.js'
 export * from './consumer-protocol.js'
 
@@ -95,6 +103,7 @@ export const ApiKeys = {
   AddPartitionsToTxn: 24,
   AddOffsetsToTxn: 25,
   EndTxn: 26,
+  WriteTxnMarkers: 27,
   TxnOffsetCommit: 28,
   DescribeConfigs: 32,
   AlterConfigs: 33,
@@ -104,6 +113,9 @@ export const ApiKeys = {
   IncrementalAlterConfigs: 44,
   OffsetDelete: 47,
   DescribeCluster: 60,
+  DescribeProducers: 61,
+  DescribeTransactions: 65,
+  ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
 } as const
 
@@ -132,6 +144,7 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [24, AddPartitionsToTxn],
   [25, AddOffsetsToTxn],
   [26, EndTxn],
+  [27, WriteTxnMarkers],
   [28, TxnOffsetCommit],
   [32, DescribeConfigs],
   [33, AlterConfigs],
@@ -141,6 +154,9 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [44, IncrementalAlterConfigs],
   [47, OffsetDelete],
   [60, DescribeCluster],
+  [61, DescribeProducers],
+  [65, DescribeTransactions],
+  [66, ListTransactions],
   [68, ConsumerGroupHeartbeat],
 ])
 
