@@ -239,9 +239,16 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     // budget, wait (under load, up to 15 s) until the broker has read half of it.
     let heldMiB = 0
     let rssMiB = 0
-    const deadline = Date.now() + (queuedMaxRequestBytes > 0 ? 1700 : 15_000)
+    // With a budget, keep sampling for 1.5 s after the broker says it paused reading (under load
+    // the hogs can take seconds to fill it); the pause itself is the proof the budget filled.
+    let deadline = Date.now() + 15_000
+    let pausedSeen = false
     while (Date.now() < deadline && !(queuedMaxRequestBytes <= 0 && heldMiB > 72)) {
       await new Promise((r) => setTimeout(r, 100))
+      if (queuedMaxRequestBytes > 0 && !pausedSeen && warnings.length > 0) {
+        pausedSeen = true
+        deadline = Date.now() + 1500
+      }
       const now = process.memoryUsage()
       heldMiB = Math.max(heldMiB, (now.arrayBuffers - before.arrayBuffers) / MiB)
       rssMiB = Math.max(rssMiB, (now.rss - before.rss) / MiB)
@@ -260,11 +267,12 @@ describe('memory held by requests (queued.max.request.bytes)', () => {
     // Budget (8) + one request allowed to finish (8) + a chunk per socket; measured +11 MiB,
     // against +130 MiB with no budget (below), which is what the test would see without it.
     expect(bounded.heldMiB).toBeLessThan(24)
-    expect(bounded.heldMiB).toBeGreaterThan(6) // it did fill the budget
     expect(bounded.rssMiB).toBeLessThan(48)
     expect(bounded.answeredAfterHogsLeft).toBe(true)
     // However often reading pauses and resumes, it is logged once per interval.
     expect(bounded.warnings).toEqual([expect.stringMatching(/^requests hold \d+ bytes, the queued\.max\.request\.bytes limit of 8388608: reading paused on all \d+ connection\(s\) until answers free memory$/)])
+    // It did fill the budget (the broker's own count; heap deltas can hide it when GC runs).
+    expect(Number(/^requests hold (\d+) bytes/.exec(bounded.warnings[0]!)![1])).toBeGreaterThanOrEqual(8 * MiB)
     const unbounded = await hogs(-1)
     // Garbage of the first run freed meanwhile can hide some of it; three times the bound is plenty.
     expect(unbounded.heldMiB).toBeGreaterThan(72)
