@@ -20,6 +20,9 @@ export const API_NAMES = [
   'DescribeConfigs', 'AlterConfigs', 'SaslAuthenticate', 'CreatePartitions', 'DeleteGroups',
   'IncrementalAlterConfigs', 'OffsetDelete', 'DescribeCluster', 'ConsumerGroupHeartbeat',
   'WriteTxnMarkers', 'DescribeProducers', 'DescribeTransactions', 'ListTransactions',
+  'DescribeAcls', 'CreateAcls', 'DeleteAcls', 'DescribeLogDirs', 'AlterPartitionReassignments',
+  'ListPartitionReassignments', 'DescribeClientQuotas', 'AlterClientQuotas',
+  'DescribeUserScramCredentials', 'AlterUserScramCredentials',
 ] as const
 
 /**

@@ -25,13 +25,23 @@ import { AddOffsetsToTxn } from './25-add-offsets-to-txn.js'
 import { EndTxn } from './26-end-txn.js'
 import { WriteTxnMarkers } from './27-write-txn-markers.js'
 import { TxnOffsetCommit } from './28-txn-offset-commit.js'
+import { DescribeAcls } from './29-describe-acls.js'
+import { CreateAcls } from './30-create-acls.js'
+import { DeleteAcls } from './31-delete-acls.js'
 import { DescribeConfigs } from './32-describe-configs.js'
 import { AlterConfigs } from './33-alter-configs.js'
+import { DescribeLogDirs } from './35-describe-log-dirs.js'
 import { SaslAuthenticate } from './36-sasl-authenticate.js'
 import { CreatePartitions } from './37-create-partitions.js'
 import { DeleteGroups } from './42-delete-groups.js'
 import { IncrementalAlterConfigs } from './44-incremental-alter-configs.js'
+import { AlterPartitionReassignments } from './45-alter-partition-reassignments.js'
+import { ListPartitionReassignments } from './46-list-partition-reassignments.js'
 import { OffsetDelete } from './47-offset-delete.js'
+import { DescribeClientQuotas } from './48-describe-client-quotas.js'
+import { AlterClientQuotas } from './49-alter-client-quotas.js'
+import { DescribeUserScramCredentials } from './50-describe-user-scram-credentials.js'
+import { AlterUserScramCredentials } from './51-alter-user-scram-credentials.js'
 import { DescribeCluster } from './60-describe-cluster.js'
 import { DescribeProducers } from './61-describe-producers.js'
 import { DescribeTransactions } from './65-describe-transactions.js'
@@ -64,13 +74,23 @@ export * from './25-add-offsets-to-txn.js'
 export * from './26-end-txn.js'
 export * from './27-write-txn-markers.js'
 export * from './28-txn-offset-commit.js'
+export * from './29-describe-acls.js'
+export * from './30-create-acls.js'
+export * from './31-delete-acls.js'
 export * from './32-describe-configs.js'
 export * from './33-alter-configs.js'
+export * from './35-describe-log-dirs.js'
 export * from './36-sasl-authenticate.js'
 export * from './37-create-partitions.js'
 export * from './42-delete-groups.js'
 export * from './44-incremental-alter-configs.js'
+export * from './45-alter-partition-reassignments.js'
+export * from './46-list-partition-reassignments.js'
 export * from './47-offset-delete.js'
+export * from './48-describe-client-quotas.js'
+export * from './49-alter-client-quotas.js'
+export * from './50-describe-user-scram-credentials.js'
+export * from './51-alter-user-scram-credentials.js'
 export * from './60-describe-cluster.js'
 export * from './61-describe-producers.js'
 export * from './65-describe-transactions.js'
@@ -105,13 +125,23 @@ export const ApiKeys = {
   EndTxn: 26,
   WriteTxnMarkers: 27,
   TxnOffsetCommit: 28,
+  DescribeAcls: 29,
+  CreateAcls: 30,
+  DeleteAcls: 31,
   DescribeConfigs: 32,
   AlterConfigs: 33,
+  DescribeLogDirs: 35,
   SaslAuthenticate: 36,
   CreatePartitions: 37,
   DeleteGroups: 42,
   IncrementalAlterConfigs: 44,
+  AlterPartitionReassignments: 45,
+  ListPartitionReassignments: 46,
   OffsetDelete: 47,
+  DescribeClientQuotas: 48,
+  AlterClientQuotas: 49,
+  DescribeUserScramCredentials: 50,
+  AlterUserScramCredentials: 51,
   DescribeCluster: 60,
   DescribeProducers: 61,
   DescribeTransactions: 65,
@@ -146,13 +176,23 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [26, EndTxn],
   [27, WriteTxnMarkers],
   [28, TxnOffsetCommit],
+  [29, DescribeAcls],
+  [30, CreateAcls],
+  [31, DeleteAcls],
   [32, DescribeConfigs],
   [33, AlterConfigs],
+  [35, DescribeLogDirs],
   [36, SaslAuthenticate],
   [37, CreatePartitions],
   [42, DeleteGroups],
   [44, IncrementalAlterConfigs],
+  [45, AlterPartitionReassignments],
+  [46, ListPartitionReassignments],
   [47, OffsetDelete],
+  [48, DescribeClientQuotas],
+  [49, AlterClientQuotas],
+  [50, DescribeUserScramCredentials],
+  [51, AlterUserScramCredentials],
   [60, DescribeCluster],
   [61, DescribeProducers],
   [65, DescribeTransactions],
