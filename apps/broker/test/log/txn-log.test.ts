@@ -113,4 +113,21 @@ describe('transactions in the partition log', () => {
     expect(log.logEndOffset).toBe(0)
     await log.close()
   })
+
+  it('a marker wakes long polls (onAppend), and DeleteRecords past an open transaction keeps the LSO at the log start', async () => {
+    const log = open()
+    let woken = 0
+    log.onAppend = () => woken++
+    log.append(txn(7, 0)) // 0-1
+    log.append(makeBatch(2, { baseTimestamp: T })) // 2-3
+    expect(woken).toBe(2)
+    // DeleteRecords is bounded by the high watermark only, as in Kafka.
+    expect(log.deleteRecordsBefore(3)).toBe(3)
+    expect(log.lastStableOffset).toBe(3)
+    log.appendTxnMarker(marker(7, false))
+    expect(woken).toBe(3)
+    expect(log.lastStableOffset).toBe(5)
+    expect(log.abortedTransactions(3, 5)).toEqual([{ producerId: 7, firstOffset: 0, lastOffset: 4, lastStableOffset: 5 }])
+    await log.close()
+  })
 })
