@@ -1,21 +1,5 @@
 import { DescribeProducers, type DescribeProducersResponsePartitionResponse, ErrorCodes } from '@tidelog/protocol'
-import type { PartitionLog } from '../log/index.js'
 import { defineHandler } from './types.js'
-
-/** One producer as the partition's producer state keeps it (numbers or bigints, as the log stores them). */
-interface ProducerView {
-  producerId: bigint | number
-  producerEpoch: number
-  lastSequence: number
-  lastTimestamp: bigint | number
-  coordinatorEpoch: number
-  /** -1 when the producer has no open transaction in the partition. */
-  currentTxnStartOffset: bigint | number
-}
-
-function producersOf(log: PartitionLog): readonly ProducerView[] {
-  return (log as unknown as { producerStates(): readonly ProducerView[] }).producerStates()
-}
 
 /**
  * DescribeProducers 0 (KIP-664): the producers a partition's log tracks, with
@@ -38,7 +22,7 @@ export const describeProducersHandler = defineHandler({
             partitionIndex: p,
             errorCode: ErrorCodes.NONE,
             errorMessage: null,
-            activeProducers: producersOf(log).map((s) => ({
+            activeProducers: log.producerStates().map((s) => ({
               producerId: BigInt(s.producerId),
               producerEpoch: s.producerEpoch,
               lastSequence: s.lastSequence,

@@ -1,5 +1,5 @@
 import { ErrorCodes } from '@tidelog/protocol'
-import { KafkaStorageError, type PartitionLog, ProducerStateError } from '../log/index.js'
+import { KafkaStorageError, LogClosedError, type PartitionLog, ProducerStateError } from '../log/index.js'
 import type { TopicRegistry } from '../topics.js'
 
 /** One commit or abort marker (Kafka's EndTransactionMarker, written as a control batch). */
@@ -13,12 +13,8 @@ export interface TxnMarker {
   transactionVersion: number
 }
 
-/** What the coordinator needs of a partition log to end a transaction in it. */
-export interface MarkerLog {
-  appendTxnMarker(marker: { producerId: bigint; producerEpoch: number; commit: boolean; coordinatorEpoch: number; transactionVersion: number }, now?: number): unknown
-  readonly needsFlush: boolean
-  flush(): Promise<void>
-}
+/** A log a marker went to, to fsync before answering. */
+export type MarkerLog = PartitionLog
 
 /**
  * This broker is its partitions' only replica and the coordinator of every
@@ -37,18 +33,15 @@ export type MarkerOutcome = { errorCode: number; message?: string }
 export function writeMarker(topics: TopicRegistry, topic: string, partition: number, marker: TxnMarker, toFlush: MarkerLog[]): MarkerOutcome {
   const log = topics.get(topic)?.logs[partition]
   if (log === undefined) return { errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION }
-  const target = markerLog(log)
   try {
-    target.appendTxnMarker(marker)
+    log.appendTxnMarker({ ...marker, producerId: Number(marker.producerId) })
   } catch (err) {
     if (err instanceof ProducerStateError) return { errorCode: err.code, message: (err as Error).message }
     if (err instanceof KafkaStorageError) return { errorCode: ErrorCodes.KAFKA_STORAGE_ERROR, message: (err as Error).message }
+    // Deleted while the transaction ran: nothing left to end.
+    if (err instanceof LogClosedError) return { errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, message: (err as Error).message }
     throw err
   }
-  if (target.needsFlush && !toFlush.includes(target)) toFlush.push(target)
+  if (log.needsFlush && !toFlush.includes(log)) toFlush.push(log)
   return { errorCode: ErrorCodes.NONE }
-}
-
-function markerLog(log: PartitionLog): MarkerLog {
-  return log as unknown as MarkerLog
 }
