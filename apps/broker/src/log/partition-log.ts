@@ -469,15 +469,18 @@ export class PartitionLog {
     const seg = LogSegment.create(this.dir, this.logEndOffset, this.config.indexIntervalBytes, now, this.fs, this.files)
     this.segments.push(seg)
     this.dirSyncPending = true
+    // As Kafka does on roll: sync the finished segment in the background, which
+    // also moves the recovery point to the new segment.
+    const flushed = this.flush()
+    flushed.catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
     // As Kafka does at roll: a producer-state snapshot bounds the replay after a crash.
-    // Taken now, written off the event loop.
-    const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, this.snapshotting)
+    // Taken now, written off the event loop once what lies below it (batches and
+    // .txnindex entries) is fsynced: a snapshot that outlives a power loss then never
+    // lets replay skip a batch or an abort that was lost.
+    const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, Promise.all([this.snapshotting, flushed]))
     this.snapshotting = snap.catch((err: unknown) => {
       this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
     })
-    // As Kafka does on roll: sync the finished segment in the background, which
-    // also moves the recovery point to the new segment.
-    this.flush().catch((err: unknown) => this.logger.error(`${this.topic}-${this.partition}: flush after roll failed: ${String(err)}`))
     return seg
   }
 

@@ -312,14 +312,16 @@ export class ProducerStateManager {
 
   /**
    * The same off the event loop: the state is taken now, and written on the
-   * libuv pool once `after` settles (so writes to one directory stay in
-   * order). Not fsynced: a lost snapshot only means a longer replay.
+   * libuv pool once `after` resolves (so writes to one directory stay in
+   * order, after the data they describe is durable); not at all when it
+   * rejects (the flush failed and the directory is offline). Not fsynced: a
+   * lost snapshot only means a longer replay.
    */
   writeSnapshotAsync(fs: LogFileSystem, dir: string, offset: number, after: Promise<unknown>): Promise<void> {
     const text = this.snapshotText(offset)
     return after.then(
       () => writeFileAtomicWith(fs, join(dir, PRODUCER_SNAPSHOT), text, false),
-      () => writeFileAtomicWith(fs, join(dir, PRODUCER_SNAPSHOT), text, false),
+      () => undefined,
     )
   }
 

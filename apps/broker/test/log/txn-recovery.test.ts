@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PRODUCER_SNAPSHOT, PRODUCER_SNAPSHOT_VERSION, PartitionLog, TXN_INDEX_ENTRY, segmentFileName, segmentsToDelete } from '../../src/log/index.js'
 import { makeBatch } from '../helpers/batches.js'
+import { faultyFs } from '../helpers/faulty-fs.js'
 import { tempDir } from '../helpers/tmp.js'
 
 const T = 1_700_000_000_000
@@ -131,5 +132,25 @@ describe('transaction state across restarts', () => {
     expect(segmentsToDelete(segs, { retentionMs: -1, retentionBytes: 0 }, 1000, 0, 20).count).toBe(2)
     // DeleteRecords moved the log start offset: that rule is not bounded.
     expect(segmentsToDelete(segs, { retentionMs: -1, retentionBytes: -1 }, 1000, 20, 5)).toEqual({ count: 2, reason: 'log-start-offset' })
+  })
+
+  it('writes the roll snapshot only after the data below it is fsynced, and none when that fsync fails', async () => {
+    const fsOk = faultyFs()
+    const ok = PartitionLog.open({ dir: join(tempDir(), 't-0'), topic: 't', partition: 0, config, now: T, fs: fsOk })
+    for (let i = 0; i < 4; i++) ok.append(txn(1, i * 2))
+    expect(ok.segments.length).toBeGreaterThan(1)
+    await ok.snapshotsWritten()
+    const snapshotAt = fsOk.synced.findIndex((p) => p.endsWith('.log'))
+    expect(snapshotAt).toBeGreaterThanOrEqual(0)
+    expect(existsSync(join(ok.dir, PRODUCER_SNAPSHOT))).toBe(true)
+    await ok.close()
+
+    const failing = faultyFs({ failFsync: (p) => p.endsWith('.log') })
+    const bad = PartitionLog.open({ dir: join(tempDir(), 't-0'), topic: 't', partition: 0, config, now: T, fs: failing })
+    for (let i = 0; i < 4; i++) bad.append(txn(1, i * 2))
+    await bad.snapshotsWritten()
+    expect(bad.isOffline).toBe(true)
+    expect(existsSync(join(bad.dir, PRODUCER_SNAPSHOT))).toBe(false)
+    await expect(bad.close()).rejects.toThrow(/offline/)
   })
 })
