@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { ErrorCodes, decodeRecordBatch } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
-import { PartitionLog, ProducerStateError } from '../../src/log/index.js'
+import { KafkaStorageError, PartitionLog, ProducerStateError } from '../../src/log/index.js'
 import { makeBatch } from '../helpers/batches.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -112,5 +112,32 @@ describe('transactions in the partition log', () => {
     expect(() => log.append(ctl)).toThrow(/appendTxnMarker/)
     expect(log.logEndOffset).toBe(0)
     await log.close()
+  })
+
+  it('a marker wakes long polls (onAppend), and DeleteRecords past an open transaction keeps the LSO at the log start', async () => {
+    const log = open()
+    let woken = 0
+    log.onAppend = () => woken++
+    log.append(txn(7, 0)) // 0-1
+    log.append(makeBatch(2, { baseTimestamp: T })) // 2-3
+    expect(woken).toBe(2)
+    // DeleteRecords is bounded by the high watermark only, as in Kafka.
+    expect(log.deleteRecordsBefore(3)).toBe(3)
+    expect(log.lastStableOffset).toBe(3)
+    log.appendTxnMarker(marker(7, false))
+    expect(woken).toBe(3)
+    expect(log.lastStableOffset).toBe(5)
+    expect(log.abortedTransactions(3, 5)).toEqual([{ producerId: 7, firstOffset: 0, lastOffset: 4, lastStableOffset: 5 }])
+    await log.close()
+  })
+
+  it('answers KAFKA_STORAGE_ERROR for a marker once the directory is offline, and writes nothing', async () => {
+    const log = open()
+    log.append(txn(7, 0))
+    log.dirState.fail(new Error('EIO'), 'a test write')
+    expect(() => log.appendTxnMarker(marker(7, true))).toThrow(KafkaStorageError)
+    expect(log.logEndOffset).toBe(2)
+    expect(log.lastStableOffset).toBe(0)
+    await expect(log.close()).rejects.toThrow(KafkaStorageError)
   })
 })
