@@ -16,6 +16,8 @@ describe('transaction coordinator over the wire', () => {
     expect(open.transactionState).toBe('Ongoing')
     expect(open.topics).toEqual([{ topic: 't', partitions: [0, 1] }])
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerId: pid, currentTxnStartOffset: 0n })
+    // Open transaction: the last stable offset stays at its first offset.
+    expect((await fetchPartition(c, 0, 1)).lastStableOffset).toBe(0n)
 
     expect((await endTxn(c, 'tx1', pid, epoch, true)).errorCode).toBe(0)
     const done = await describeTxn(c, 'tx1')
@@ -41,6 +43,10 @@ describe('transaction coordinator over the wire', () => {
     expect((await describeTxn(c, 'tx-abort')).transactionState).toBe('CompleteAbort')
     expect((await fetchPartition(c, 0)).highWatermark).toBe(3n)
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerId: pid, producerEpoch: epoch, currentTxnStartOffset: -1n })
+    // read_committed: the aborted transaction is listed, and the stable offset is past the marker.
+    const f = await fetchPartition(c, 0, 1)
+    expect(f.abortedTransactions).toEqual([{ producerId: pid, firstOffset: 0n }])
+    expect(f.lastStableOffset).toBe(3n)
   })
 
   it('KIP-890 part 1: a transactional produce to a partition not in the transaction is refused and nothing is appended', async () => {
