@@ -149,6 +149,27 @@ describe('transaction coordinator over the wire', () => {
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerEpoch: i.producerEpoch + 1, currentTxnStartOffset: -1n })
   })
 
+  it('TV2: a timed-out transaction is aborted with a bumped epoch; InitProducerId on an open one aborts it first', async () => {
+    const { b, c } = await start({ transactionAbortTimedOutTransactionCleanupIntervalMs: 20 })
+    const i = await init(c, 'tv2-timeout', 5, { timeoutMs: 50 })
+    expect((await produce(c, 'tv2-timeout', i.producerId, i.producerEpoch, 0, 0, { version: 12 })).errorCode).toBe(0)
+    const deadline = Date.now() + 10_000
+    while ((await describeTxn(c, 'tv2-timeout')).transactionState !== 'CompleteAbort') {
+      if (Date.now() > deadline) throw new Error('the transaction was never aborted')
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    expect((await describeTxn(c, 'tv2-timeout')).producerEpoch).toBe(i.producerEpoch + 1)
+    expect((await fetchPartition(c, 0, 1)).abortedTransactions).toEqual([{ producerId: i.producerId, firstOffset: 0n }])
+    expect((await endTxn(c, 'tv2-timeout', i.producerId, i.producerEpoch, true, 5)).errorCode).toBe(ErrorCodes.INVALID_TXN_STATE)
+
+    const j = await init(c, 'tv2-open')
+    expect((await produce(c, 'tv2-open', j.producerId, j.producerEpoch, 1, 0, { version: 12 })).errorCode).toBe(0)
+    const c2 = await connect(b)
+    expect((await init(c2, 'tv2-open')).errorCode).toBe(ErrorCodes.CONCURRENT_TRANSACTIONS)
+    expect(await init(c2, 'tv2-open')).toMatchObject({ errorCode: 0, producerEpoch: j.producerEpoch + 2 })
+    expect((await produce(c, 'tv2-open', j.producerId, j.producerEpoch, 1, 2, { version: 12 })).errorCode).toBe(ErrorCodes.INVALID_PRODUCER_EPOCH)
+  })
+
   it('ListTransactions filters by state, producer id and (v1) duration; unknown state names come back', async () => {
     const { c } = await start()
     const a = await init(c, 'l-a')
