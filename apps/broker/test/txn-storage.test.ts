@@ -73,6 +73,8 @@ describe('transactions over the wire (storage side)', () => {
     const committed = await fetch(c, 1, 0)
     expect(committed).toMatchObject({ errorCode: 0, highWatermark: 5, lastStableOffset: 1, aborted: [] })
     expect(committed.batches.map((x) => x.base)).toEqual([0])
+    // Out of range: OFFSET_OUT_OF_RANGE with the partition's offsets and no aborted list (null, as Kafka's error answers).
+    expect(await fetch(c, 1, 99)).toMatchObject({ errorCode: 1, highWatermark: 5, lastStableOffset: 1, aborted: null, batches: [] })
     // At the LSO: nothing, after the long poll's wait (no error, no records past it).
     const waited = await fetch(c, 1, 1, { maxWaitMs: 100 })
     expect(waited).toMatchObject({ errorCode: 0, lastStableOffset: 1, batches: [] })

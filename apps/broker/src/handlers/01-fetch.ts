@@ -63,7 +63,8 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
       highWatermark: -1n,
       lastStableOffset: -1n,
       logStartOffset: -1n,
-      abortedTransactions: readCommitted ? [] : null,
+      // A list for a read_committed read that succeeded, null otherwise (errors too), as Kafka answers.
+      abortedTransactions: null,
       preferredReadReplica: -1,
       records: EMPTY,
     }
