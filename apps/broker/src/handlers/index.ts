@@ -23,6 +23,9 @@ import { deleteGroupsHandler } from './42-delete-groups.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { apiVersionsHandler } from './18-api-versions.js'
+import { alterConfigsHandler } from './33-alter-configs.js'
+import { describeLogDirsHandler } from './35-describe-log-dirs.js'
+import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import type { ApiHandler } from './types.js'
 
 export type { ApiHandler, RequestContext } from './types.js'
@@ -65,6 +68,9 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     deleteGroupsHandler,
     offsetDeleteHandler,
     describeClusterHandler,
+    alterConfigsHandler,
+    describeLogDirsHandler,
+    incrementalAlterConfigsHandler,
   ] as ApiHandler[]) {
     add(h)
   }
