@@ -55,6 +55,12 @@ interface TopicConfigDef {
   brokerName?: string
   /** Kafka leaves the broker-level name unset by default (derived from *.hours), so DescribeConfigs lists no default synonym. */
   brokerNameUnset?: boolean
+  /**
+   * The coarser broker config Kafka derives an unset brokerName from (log.retention.hours for
+   * log.retention.ms): its default is listed as the last synonym once brokerName has a
+   * dynamic value.
+   */
+  brokerFallback?: readonly [name: string, defaultValue: string]
   /** The tidelog broker setting behind brokerName, when there is one. */
   brokerKey?: keyof BrokerConfig
   /** What it does here; DescribeConfigs returns it as the documentation. */
@@ -165,6 +171,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(0n),
     brokerName: 'log.flush.interval.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.flush.scheduler.interval.ms', LONG_MAX],
     brokerKey: 'flushMs',
     doc: 'fsync a partition at least this often (ms); 9223372036854775807 leaves it to the page cache.',
   },
@@ -310,6 +317,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(-1n),
     brokerName: 'log.retention.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.retention.hours', '168'],
     brokerKey: 'retentionMs',
     doc: 'Delete segments whose newest record is older than this; -1 keeps them.',
   },
@@ -334,6 +342,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(0n),
     brokerName: 'log.roll.jitter.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.roll.jitter.hours', '0'],
     doc: 'Accepted and stored; this broker rolls exactly at segment.ms, without random jitter.',
   },
   'segment.ms': {
@@ -342,6 +351,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(1n),
     brokerName: 'log.roll.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.roll.hours', '168'],
     brokerKey: 'segmentMs',
     doc: 'Roll a segment once its first record is this old.',
   },
@@ -590,6 +600,10 @@ function brokerSynonyms(def: TopicConfigDef, b: BrokerConfig, dyn: DynamicLayers
   const st = staticLevel(def, b)
   if (st.source === ConfigSource.STATIC_BROKER_CONFIG) out.push({ name: bn, ...st })
   if (def.brokerNameUnset !== true) out.push({ name: bn, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
+  // What Kafka 4.4 lists once the name has a dynamic value (seen on a live Kafka; with a static one only, it is not checked).
+  if (def.brokerFallback !== undefined && (dyn.node[bn] !== undefined || dyn.clusterDefault[bn] !== undefined)) {
+    out.push({ name: def.brokerFallback[0], value: def.brokerFallback[1], source: ConfigSource.DEFAULT_CONFIG })
+  }
   return out
 }
 
