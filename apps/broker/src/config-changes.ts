@@ -45,7 +45,10 @@ export async function alterResource(
       if ('error' in next) return fail(next.error)
       const bad = checkTopicConfigs(next.configs)
       if (bad !== undefined) return fail({ code: 'INVALID_CONFIG', message: bad })
-      if (!validateOnly) await broker.topics.setConfigs(topic, normalizeTopicConfigs(next.configs))
+      if (validateOnly) return OK
+      // An offline directory could not record the change: refuse it before the live topic sees it.
+      broker.logs.dirState.check()
+      await broker.topics.setConfigs(topic, normalizeTopicConfigs(next.configs))
       return OK
     }
     if (resourceType === ResourceType.BROKER) {
@@ -60,7 +63,9 @@ export async function alterResource(
       if ('error' in next) return fail(next.error)
       const bad = checkBrokerConfigs(next.configs, scope === 'node')
       if (bad !== undefined) return fail(bad)
-      if (!validateOnly) await broker.topics.setBrokerConfigs(scope, normalizeTopicConfigs(next.configs))
+      if (validateOnly) return OK
+      broker.logs.dirState.check()
+      await broker.topics.setBrokerConfigs(scope, normalizeTopicConfigs(next.configs))
       return OK
     }
     if (resourceType === ResourceType.BROKER_LOGGER) {
