@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@tidelog/protocol'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from './config.js'
 import type { LogConfig } from './log/index.js'
+import { type Complaint, type Kind, LONG_MAX_BIG, type Parsed, atLeast, between, oneOf, parse, show, throttledReplicas } from './topic-config-values.js'
 
 /** What a partition's handlers need from its topic's configuration. */
 export interface TopicSettings {
@@ -17,7 +18,6 @@ export interface TopicSettings {
 
 /** Kafka's ConfigType (KIP-569), as DescribeConfigs v3+ reports it. */
 export const ConfigType = { BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7 } as const
-type Kind = keyof typeof ConfigType
 
 /** Kafka's ConfigSource (KIP-226). */
 export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
@@ -34,14 +34,6 @@ export interface DynamicLayers {
 export const NO_DYNAMIC: DynamicLayers = { node: {}, clusterDefault: {} }
 
 export const LONG_MAX = '9223372036854775807'
-const INT_MIN = -(2 ** 31)
-const INT_MAX = 2 ** 31 - 1
-const LONG_MIN_BIG = -(2n ** 63n)
-const LONG_MAX_BIG = 2n ** 63n - 1n
-
-type Parsed = boolean | number | bigint | string | string[]
-/** A reason, or the reason with the value Kafka names in place of the whole value. */
-type Complaint = string | { shown: string; reason: string }
 
 interface TopicConfigDef {
   type: Kind
@@ -67,23 +59,6 @@ interface TopicConfigDef {
   doc: string
 }
 
-const atLeast = (min: number | bigint) => (v: Parsed) => ((v as number | bigint) < min ? `Value must be at least ${min}` : undefined)
-const between = (min: number, max: number) => (v: Parsed) =>
-  (v as number) < min ? `Value must be at least ${min}` : (v as number) > max ? `Value must be no more than ${max}` : undefined
-// Kafka's ValidString / ValidList.in; a list names its first element not allowed.
-const oneOf = (values: readonly string[]) => (v: Parsed): Complaint | undefined => {
-  const bad = (Array.isArray(v) ? v : [v as string]).find((x) => !values.includes(x))
-  return bad === undefined ? undefined : { shown: bad, reason: `String must be one of: ${values.join(', ')}` }
-}
-
-// Kafka's ThrottledReplicaListValidator: '*' alone, or partition:broker pairs.
-function throttledReplicas(name: string): (v: Parsed) => string | undefined {
-  return (v) => {
-    const list = v as string[]
-    if (list.every((x) => /^(\d+:\d+)?$/.test(x)) || list.join('').trim() === '*') return undefined
-    return `${name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...`
-  }
-}
 
 const NO_EFFECT_SINGLE_NODE = 'Accepted for compatibility; it has no effect on a single-node broker.'
 const NO_EFFECT_COMPACTION = 'Applies to log compaction only, which this broker does not do yet (issue 12); accepted and stored.'
@@ -378,40 +353,6 @@ const defOf = (name: string): TopicConfigDef | undefined => (name === INTERNAL_S
 /** Every topic config Kafka 4.4 lists, sorted by name. */
 export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(DEFS).sort()
 
-/** Parses as Kafka's ConfigDef.parseType does (trimmed), or returns its complaint. */
-function parse(type: Kind, raw: string): { value: Parsed } | { error: string } {
-  const s = raw.trim()
-  switch (type) {
-    case 'BOOLEAN': {
-      const l = s.toLowerCase()
-      if (l === 'true' || l === 'false') return { value: l === 'true' }
-      return { error: 'Expected value to be either true or false' }
-    }
-    case 'INT':
-    case 'SHORT': {
-      const n = /^[+-]?\d+$/.test(s) ? Number(s) : NaN
-      return Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX ? { value: n } : { error: `Not a number of type ${type}` }
-    }
-    case 'LONG': {
-      const n = /^[+-]?\d+$/.test(s) ? BigInt(s) : undefined
-      return n !== undefined && n >= LONG_MIN_BIG && n <= LONG_MAX_BIG ? { value: n } : { error: 'Not a number of type LONG' }
-    }
-    case 'DOUBLE': {
-      // Java's Double.parseDouble: decimal or exponent notation, NaN, Infinity, an optional d/f suffix.
-      if (!/^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?)$/.test(s)) return { error: 'Not a number of type DOUBLE' }
-      return { value: Number(s.replace(/[dDfF]$/, '')) }
-    }
-    case 'STRING':
-      return { value: s }
-    case 'LIST':
-      return { value: s === '' ? [] : s.split(/\s*,\s*/) }
-  }
-}
-
-/** How Kafka prints a parsed value in "Invalid value ..." (a Java List prints as [a, b]). */
-function show(v: Parsed): string {
-  return Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
-}
 
 /**
  * Checks CreateTopics (or AlterConfigs) entries as Kafka does: unknown names first
