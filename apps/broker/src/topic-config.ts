@@ -50,7 +50,7 @@ interface TopicConfigDef {
   /**
    * The coarser broker config Kafka derives an unset brokerName from (log.retention.hours for
    * log.retention.ms): its default is listed as the last synonym once brokerName has a
-   * dynamic value.
+   * value of its own.
    */
   brokerFallback?: readonly [name: string, defaultValue: string]
   /** The tidelog broker setting behind brokerName, when there is one. */
@@ -541,8 +541,9 @@ function brokerSynonyms(def: TopicConfigDef, b: BrokerConfig, dyn: DynamicLayers
   const st = staticLevel(def, b)
   if (st.source === ConfigSource.STATIC_BROKER_CONFIG) out.push({ name: bn, ...st })
   if (def.brokerNameUnset !== true) out.push({ name: bn, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
-  // What Kafka 4.4 lists once the name has a dynamic value (seen on a live Kafka; with a static one only, it is not checked).
-  if (def.brokerFallback !== undefined && (dyn.node[bn] !== undefined || dyn.clusterDefault[bn] !== undefined)) {
+  // What Kafka 4.4 lists once the name has a value of its own (seen on a live Kafka for dynamic
+  // values; for a static one only, assumed the same, since Kafka collects every layer alike).
+  if (def.brokerFallback !== undefined && out.length > 0) {
     out.push({ name: def.brokerFallback[0], value: def.brokerFallback[1], source: ConfigSource.DEFAULT_CONFIG })
   }
   return out

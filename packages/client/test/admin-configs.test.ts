@@ -54,6 +54,7 @@ describe('Admin configs against the tidelog broker', () => {
     expect(retention!.synonyms).toEqual([
       { name: 'retention.ms', value: '120000', source: ConfigSource.DYNAMIC_TOPIC_CONFIG },
       { name: 'log.retention.ms', value: '3600000', source: ConfigSource.STATIC_BROKER_CONFIG },
+      { name: 'log.retention.hours', value: '168', source: ConfigSource.DEFAULT_CONFIG },
     ])
     const segment = await entry('topic', 'cfg', 'segment.bytes')
     expect([segment!.value, segment!.source]).toEqual(['2097152', ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG])
