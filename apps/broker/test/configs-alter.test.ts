@@ -4,7 +4,7 @@
  * the broker's dynamic configs and their precedence in DescribeConfigs, validateOnly,
  * live effect on existing topics, and persistence across a restart.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -199,6 +199,11 @@ describe('dynamic broker configs', () => {
       ['message.max.bytes', '2000000', DYNAMIC_DEFAULT, [['message.max.bytes', '2000000', DYNAMIC_DEFAULT]]],
     ])
 
+    // A topic created now reports the same in its CreateTopics (v5+) answer.
+    const created = await c.request(ApiKeys.CreateTopics, 7, { topics: [{ name: 'later', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false })
+    const seg = created.topics[0].configs.find((x: any) => x.name === 'segment.bytes')
+    expect([seg.value, seg.configSource]).toEqual(['2000000', DYNAMIC_DEFAULT])
+
     // A topic override still wins over both.
     expect(await inc(c, TOPIC, 't', [['max.message.bytes', SET, '5000']])).toEqual([0, null])
     expect((await describeConfigs(c, TOPIC, 't')).get('max.message.bytes').configSource).toBe(DYNAMIC_TOPIC)
@@ -223,6 +228,24 @@ describe('changes take effect on live topics without a restart', () => {
     expect((await produce(c, 'plain', batch)).errorCode).toBe(ErrorCodes.MESSAGE_TOO_LARGE)
     expect(await inc(c, BROKER, '', [['message.max.bytes', DELETE, null]])).toEqual([0, null])
     expect((await produce(c, 'plain', batch)).errorCode).toBe(0)
+  })
+
+  it('segment size and timestamp type: the next append rolls at the new size and stamps LogAppendTime', async () => {
+    const { b, c } = await start()
+    await createTopic(c, 'roll')
+    const segments = () => readdirSync(join(b.dataDir, 'roll-0')).filter((f) => f.endsWith('.log')).length
+    for (let i = 0; i < 3; i++) expect((await produce(c, 'roll', makeBatch(1, { valueSize: 200 }))).errorCode).toBe(0)
+    expect(segments()).toBe(1)
+    expect(await inc(c, TOPIC, 'roll', [['internal.segment.bytes', SET, '300']])).toEqual([0, null])
+    for (let i = 0; i < 3; i++) expect((await produce(c, 'roll', makeBatch(1, { valueSize: 200 }))).errorCode).toBe(0)
+    expect(segments()).toBeGreaterThanOrEqual(3)
+
+    const before = await produce(c, 'roll', makeBatch(1, { baseTimestamp: 1_000 }))
+    expect(before.logAppendTimeMs).toBe(-1n)
+    expect(await inc(c, TOPIC, 'roll', [['message.timestamp.type', SET, 'LogAppendTime']])).toEqual([0, null])
+    const after = await produce(c, 'roll', makeBatch(1, { baseTimestamp: 1_000 }))
+    expect(after.errorCode).toBe(0)
+    expect(after.logAppendTimeMs).toBeGreaterThan(BigInt(Date.now() - 60_000))
   })
 
   it('retention.ms lowered on a live topic: the next retention pass deletes the old segments', async () => {
