@@ -142,17 +142,23 @@ export class DynamicConfigStore {
 
   /** Reads the file (missing: no dynamic configs); throws UnsupportedFormatError for a newer layout. */
   load(): void {
+    let text: string
+    try {
+      text = readFileSync(this.path, 'utf8')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
     let parsed: Partial<Stored>
     try {
-      parsed = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<Stored>
+      parsed = JSON.parse(text) as Partial<Stored>
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        // Unreadable: keep it aside rather than overwrite what an operator may want back.
-        this.logger.warn(`ignoring ${this.path}: ${(err as Error).message}; the broker starts with no dynamic configs`)
-        writeFileAtomicSync(`${this.path}.unreadable`, readFileSync(this.path))
-      }
+      // Damaged: kept aside rather than overwritten by the next change, so an operator can get it back.
+      this.logger.warn(`ignoring ${this.path}: ${(err as Error).message}; kept as ${DYNAMIC_CONFIGS_FILE}.unreadable, the broker starts with no dynamic configs`)
+      writeFileAtomicSync(`${this.path}.unreadable`, text)
       return
     }
+    if (parsed === null || typeof parsed !== 'object') parsed = {}
     const version = parsed.version
     if (typeof version === 'number' && Number.isInteger(version) && version > DYNAMIC_CONFIGS_FORMAT_VERSION) {
       throw new UnsupportedFormatError(this.path, version, DYNAMIC_CONFIGS_FORMAT_VERSION)

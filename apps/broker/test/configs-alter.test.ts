@@ -4,7 +4,7 @@
  * the broker's dynamic configs and their precedence in DescribeConfigs, validateOnly,
  * live effect on existing topics, and persistence across a restart.
  */
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -291,5 +291,21 @@ describe('persistence', () => {
     expect([d.get('retention.ms').value, d.get('retention.ms').configSource]).toEqual(['123456', DYNAMIC_TOPIC])
     expect([d.get('retention.bytes').value, d.get('retention.bytes').configSource]).toEqual(['7777777', DYNAMIC_BROKER])
     expect([d.get('segment.ms').value, d.get('segment.ms').configSource]).toEqual(['3600000', DYNAMIC_DEFAULT])
+  })
+
+  it('a damaged dynamic-configs.json is kept aside and the broker starts without dynamic configs; a newer layout stops startup', async () => {
+    const dataDir = tempDir()
+    writeFileSync(join(dataDir, 'dynamic-configs.json'), '{"version":1,"clusterDefault":{"log.ret')
+    const { b, c } = await start({ dataDir })
+    expect(readFileSync(join(dataDir, 'dynamic-configs.json.unreadable'), 'utf8')).toContain('log.ret')
+    expect((await describeConfigs(c, BROKER, '')).size).toBe(0)
+    expect(await inc(c, BROKER, '', [['log.retention.bytes', SET, '9999999']])).toEqual([0, null])
+    expect(JSON.parse(readFileSync(join(dataDir, 'dynamic-configs.json'), 'utf8')).clusterDefault).toEqual({ 'log.retention.bytes': '9999999' })
+    await b.close()
+    open.brokers.splice(open.brokers.indexOf(b), 1)
+
+    const newer = tempDir()
+    writeFileSync(join(newer, 'dynamic-configs.json'), JSON.stringify({ version: 99, clusterDefault: {}, brokers: {} }))
+    await expect(startBroker({ port: 0, dataDir: newer, logLevel: 'error' })).rejects.toThrow(/dynamic-configs\.json/)
   })
 })
