@@ -5,6 +5,7 @@ import { DurableFile } from './durable-file.js'
 import { UnsupportedFormatError } from './log/errors.js'
 import type { LogManager } from './log/index.js'
 import type { Logger } from './logger.js'
+import { type Kind, parse } from './topic-config-values.js'
 import { type DynamicLayers, checkBrokerTopicDefault, topicConfigOfBrokerName } from './topic-config.js'
 
 export const DYNAMIC_CONFIGS_FILE = 'dynamic-configs.json'
@@ -66,6 +67,17 @@ const STATIC_ONLY = new Set([
   'socket.send.buffer.bytes', 'socket.receive.buffer.bytes', 'replica.fetch.max.bytes', 'message.timestamp.type',
 ])
 
+// Kafka's types of the non-topic dynamic configs that are numbers or booleans, so a value of
+// the wrong type is refused with ConfigDef's message instead of being stored.
+const TYPED: Readonly<Record<string, Kind>> = {
+  'background.threads': 'INT', 'num.io.threads': 'INT', 'num.network.threads': 'INT', 'num.replica.fetchers': 'INT',
+  'num.recovery.threads.per.data.dir': 'INT', 'log.cleaner.threads': 'INT', 'max.connections': 'INT', 'max.connections.per.ip': 'INT',
+  'max.connection.creation.rate': 'INT', 'producer.id.expiration.ms': 'INT', 'log.cleaner.backoff.ms': 'LONG',
+  'log.cleaner.dedupe.buffer.size': 'LONG', 'log.cleaner.io.buffer.size': 'INT', 'log.cleaner.io.buffer.load.factor': 'DOUBLE',
+  'log.cleaner.io.max.bytes.per.second': 'DOUBLE', 'follower.replication.throttled.rate': 'LONG', 'leader.replication.throttled.rate': 'LONG',
+  'replica.alter.log.dirs.io.max.bytes.per.second': 'LONG', 'transaction.partition.verification.enable': 'BOOLEAN',
+}
+
 export type BrokerConfigKind = 'dynamic' | 'static' | 'unknown'
 
 /** Whether Kafka changes `name` without a restart, only at startup, or does not know it. */
@@ -100,6 +112,9 @@ export function checkBrokerConfigs(configs: Readonly<Record<string, string>>, pe
     return { code: 'INVALID_REQUEST', message: `Cannot update these configs at default cluster level, broker id must be specified: [${nodeOnly.join(', ')}]` }
   }
   for (const [name, value] of Object.entries(configs)) {
+    const type = TYPED[name]
+    const p = type === undefined ? undefined : parse(type, value)
+    if (p !== undefined && 'error' in p) return { code: 'INVALID_REQUEST', message: `Invalid value ${value} for configuration ${name}: ${p.error}` }
     const bad = checkBrokerTopicDefault(name, value)
     if (bad !== undefined) return { code: bad.invalidConfig ? 'INVALID_CONFIG' : 'INVALID_REQUEST', message: bad.message }
   }

@@ -161,6 +161,7 @@ describe('dynamic broker configs', () => {
       'Cannot update these configs dynamically: [num.partitions, auto.create.topics.enable]',
     ])
     expect(await inc(c, BROKER, '1', [['log.retention.ms', SET, 'abc']])).toEqual([ErrorCodes.INVALID_REQUEST, 'Invalid value abc for configuration log.retention.ms: Not a number of type LONG'])
+    expect(await inc(c, BROKER, '1', [['num.io.threads', SET, 'many']])).toEqual([ErrorCodes.INVALID_REQUEST, 'Invalid value many for configuration num.io.threads: Not a number of type INT'])
     expect(await inc(c, BROKER, '1', [['log.segment.bytes', SET, '10']])).toEqual([ErrorCodes.INVALID_REQUEST, 'Invalid value 10 for configuration log.segment.bytes: Value must be at least 1048576'])
     expect(await inc(c, BROKER, '', [['listeners', SET, 'PLAINTEXT://:9093']])).toEqual([
       ErrorCodes.INVALID_REQUEST,
