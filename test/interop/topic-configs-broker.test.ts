@@ -69,7 +69,7 @@ describe(`Kafka ${version}'s ConfigCommand and TopicCommand against the tidelog 
     expect(printedNames(stdout)).toEqual(goldenNames)
     expect(stdout).toMatch(/^ {2}segment\.ms=60000 sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:segment\.ms=60000\}$/m)
     expect(stdout).toMatch(/^ {2}preallocate=true sensitive=false synonyms=\{DYNAMIC_TOPIC_CONFIG:preallocate=true, DEFAULT_CONFIG:log\.preallocate=false\}$/m)
-    expect(stdout).toMatch(/^ {2}retention\.ms=3600000 sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log\.retention\.ms=3600000\}$/m)
+    expect(stdout).toMatch(/^ {2}retention\.ms=3600000 sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log\.retention\.ms=3600000, DEFAULT_CONFIG:log\.retention\.hours=168\}$/m)
     expect(stdout).toMatch(/^ {2}cleanup\.policy=delete sensitive=false synonyms=\{DEFAULT_CONFIG:log\.cleanup\.policy=delete\}$/m)
 
     // Without --all: only the topic's overrides, as Kafka prints them.
@@ -105,7 +105,7 @@ describe(`Kafka ${version}'s ConfigCommand and TopicCommand against the tidelog 
     for (const n of ['log.retention.ms', 'log.segment.bytes', 'message.max.bytes', 'socket.request.max.bytes', 'fetch.max.bytes', 'max.connections', 'num.partitions', 'auto.create.topics.enable', 'log.message.timestamp.before.max.ms', 'log.flush.interval.messages']) {
       expect(names).toContain(n)
     }
-    expect(stdout).toMatch(/^ {2}log\.retention\.ms=3600000 sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log\.retention\.ms=3600000, DEFAULT_CONFIG:log\.retention\.ms=604800000\}$/m)
+    expect(stdout).toMatch(/^ {2}log\.retention\.ms=3600000 sensitive=false synonyms=\{STATIC_BROKER_CONFIG:log\.retention\.ms=3600000, DEFAULT_CONFIG:log\.retention\.hours=168\}$/m)
     // The cluster-wide default holds dynamic defaults only: none on this broker.
     const { stdout: defaults } = await tool('org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', bootstrap, '--describe', '--entity-type', 'brokers', '--entity-default'])
     expect(defaults).toMatch(/^Default configs for brokers in the cluster are:$/m)

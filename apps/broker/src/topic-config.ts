@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@tidelog/protocol'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from './config.js'
 import type { LogConfig } from './log/index.js'
+import { type Complaint, type Kind, LONG_MAX_BIG, type Parsed, atLeast, between, oneOf, parse, show, throttledReplicas } from './topic-config-values.js'
 
 /** What a partition's handlers need from its topic's configuration. */
 export interface TopicSettings {
@@ -17,20 +18,22 @@ export interface TopicSettings {
 
 /** Kafka's ConfigType (KIP-569), as DescribeConfigs v3+ reports it. */
 export const ConfigType = { BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7 } as const
-type Kind = keyof typeof ConfigType
 
 /** Kafka's ConfigSource (KIP-226). */
-export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
+export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
+
+/**
+ * The broker's dynamic configs (KIP-226), by Kafka's broker names: this node's own
+ * (resource "<node id>") and the cluster-wide default (resource ""). The node's own
+ * wins over the default, which wins over the command line.
+ */
+export interface DynamicLayers {
+  readonly node: Readonly<Record<string, string>>
+  readonly clusterDefault: Readonly<Record<string, string>>
+}
+export const NO_DYNAMIC: DynamicLayers = { node: {}, clusterDefault: {} }
 
 export const LONG_MAX = '9223372036854775807'
-const INT_MIN = -(2 ** 31)
-const INT_MAX = 2 ** 31 - 1
-const LONG_MIN_BIG = -(2n ** 63n)
-const LONG_MAX_BIG = 2n ** 63n - 1n
-
-type Parsed = boolean | number | bigint | string | string[]
-/** A reason, or the reason with the value Kafka names in place of the whole value. */
-type Complaint = string | { shown: string; reason: string }
 
 interface TopicConfigDef {
   type: Kind
@@ -44,29 +47,18 @@ interface TopicConfigDef {
   brokerName?: string
   /** Kafka leaves the broker-level name unset by default (derived from *.hours), so DescribeConfigs lists no default synonym. */
   brokerNameUnset?: boolean
+  /**
+   * The coarser broker config Kafka derives an unset brokerName from (log.retention.hours for
+   * log.retention.ms): its default is listed as the last synonym once brokerName has a
+   * value of its own.
+   */
+  brokerFallback?: readonly [name: string, defaultValue: string]
   /** The tidelog broker setting behind brokerName, when there is one. */
   brokerKey?: keyof BrokerConfig
   /** What it does here; DescribeConfigs returns it as the documentation. */
   doc: string
 }
 
-const atLeast = (min: number | bigint) => (v: Parsed) => ((v as number | bigint) < min ? `Value must be at least ${min}` : undefined)
-const between = (min: number, max: number) => (v: Parsed) =>
-  (v as number) < min ? `Value must be at least ${min}` : (v as number) > max ? `Value must be no more than ${max}` : undefined
-// Kafka's ValidString / ValidList.in; a list names its first element not allowed.
-const oneOf = (values: readonly string[]) => (v: Parsed): Complaint | undefined => {
-  const bad = (Array.isArray(v) ? v : [v as string]).find((x) => !values.includes(x))
-  return bad === undefined ? undefined : { shown: bad, reason: `String must be one of: ${values.join(', ')}` }
-}
-
-// Kafka's ThrottledReplicaListValidator: '*' alone, or partition:broker pairs.
-function throttledReplicas(name: string): (v: Parsed) => string | undefined {
-  return (v) => {
-    const list = v as string[]
-    if (list.every((x) => /^(\d+:\d+)?$/.test(x)) || list.join('').trim() === '*') return undefined
-    return `${name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...`
-  }
-}
 
 const NO_EFFECT_SINGLE_NODE = 'Accepted for compatibility; it has no effect on a single-node broker.'
 const NO_EFFECT_COMPACTION = 'Applies to log compaction only, which this broker does not do yet (issue 12); accepted and stored.'
@@ -154,6 +146,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(0n),
     brokerName: 'log.flush.interval.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.flush.scheduler.interval.ms', LONG_MAX],
     brokerKey: 'flushMs',
     doc: 'fsync a partition at least this often (ms); 9223372036854775807 leaves it to the page cache.',
   },
@@ -299,6 +292,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(-1n),
     brokerName: 'log.retention.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.retention.hours', '168'],
     brokerKey: 'retentionMs',
     doc: 'Delete segments whose newest record is older than this; -1 keeps them.',
   },
@@ -323,6 +317,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(0n),
     brokerName: 'log.roll.jitter.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.roll.jitter.hours', '0'],
     doc: 'Accepted and stored; this broker rolls exactly at segment.ms, without random jitter.',
   },
   'segment.ms': {
@@ -331,6 +326,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     validate: atLeast(1n),
     brokerName: 'log.roll.ms',
     brokerNameUnset: true,
+    brokerFallback: ['log.roll.hours', '168'],
     brokerKey: 'segmentMs',
     doc: 'Roll a segment once its first record is this old.',
   },
@@ -357,40 +353,6 @@ const defOf = (name: string): TopicConfigDef | undefined => (name === INTERNAL_S
 /** Every topic config Kafka 4.4 lists, sorted by name. */
 export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(DEFS).sort()
 
-/** Parses as Kafka's ConfigDef.parseType does (trimmed), or returns its complaint. */
-function parse(type: Kind, raw: string): { value: Parsed } | { error: string } {
-  const s = raw.trim()
-  switch (type) {
-    case 'BOOLEAN': {
-      const l = s.toLowerCase()
-      if (l === 'true' || l === 'false') return { value: l === 'true' }
-      return { error: 'Expected value to be either true or false' }
-    }
-    case 'INT':
-    case 'SHORT': {
-      const n = /^[+-]?\d+$/.test(s) ? Number(s) : NaN
-      return Number.isInteger(n) && n >= INT_MIN && n <= INT_MAX ? { value: n } : { error: `Not a number of type ${type}` }
-    }
-    case 'LONG': {
-      const n = /^[+-]?\d+$/.test(s) ? BigInt(s) : undefined
-      return n !== undefined && n >= LONG_MIN_BIG && n <= LONG_MAX_BIG ? { value: n } : { error: 'Not a number of type LONG' }
-    }
-    case 'DOUBLE': {
-      // Java's Double.parseDouble: decimal or exponent notation, NaN, Infinity, an optional d/f suffix.
-      if (!/^[+-]?(NaN|Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[dDfF]?)$/.test(s)) return { error: 'Not a number of type DOUBLE' }
-      return { value: Number(s.replace(/[dDfF]$/, '')) }
-    }
-    case 'STRING':
-      return { value: s }
-    case 'LIST':
-      return { value: s === '' ? [] : s.split(/\s*,\s*/) }
-  }
-}
-
-/** How Kafka prints a parsed value in "Invalid value ..." (a Java List prints as [a, b]). */
-function show(v: Parsed): string {
-  return Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
-}
 
 /**
  * Checks CreateTopics (or AlterConfigs) entries as Kafka does: unknown names first
@@ -405,12 +367,8 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
   const parsed: Record<string, Parsed> = {}
   for (const [name, raw] of Object.entries(configs)) {
     if (raw === null) return `Null value not supported for topic configs: ${name}`
-    const def = defOf(name)!
-    const p = parse(def.type, raw)
-    if ('error' in p) return `Invalid value ${raw} for configuration ${name}: ${p.error}`
-    const why = def.validate?.(p.value)
-    if (typeof why === 'string') return `Invalid value ${show(p.value)} for configuration ${name}: ${why}`
-    if (why !== undefined) return `Invalid value ${why.shown} for configuration ${name}: ${why.reason}`
+    const p = parseChecked(defOf(name)!, name, raw)
+    if ('error' in p) return p.error
     parsed[name] = p.value
   }
   // Kafka's LogConfig.validateValues, over the effective values.
@@ -426,6 +384,58 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
     if (why !== undefined) return `Invalid value ${configs[name]!.trim()} for configuration ${name}: ${why}`
   }
   return undefined
+}
+
+/** Type, range and allowed values of one value, in Kafka's words naming `shownName`. */
+function parseChecked(def: TopicConfigDef, shownName: string, raw: string): { value: Parsed } | { error: string } {
+  const p = parse(def.type, raw)
+  if ('error' in p) return { error: `Invalid value ${raw} for configuration ${shownName}: ${p.error}` }
+  const why = def.validate?.(p.value)
+  if (typeof why === 'string') return { error: `Invalid value ${show(p.value)} for configuration ${shownName}: ${why}` }
+  if (why !== undefined) return { error: `Invalid value ${why.shown} for configuration ${shownName}: ${why.reason}` }
+  return p
+}
+
+const BY_BROKER_NAME = new Map(Object.entries(DEFS).flatMap(([name, d]) => (d.brokerName === undefined ? [] : [[d.brokerName, name] as const])))
+
+/** The topic config a broker-level name is the default of (Kafka's ServerTopicConfigSynonyms), if any. */
+export function topicConfigOfBrokerName(brokerName: string): string | undefined {
+  return BY_BROKER_NAME.get(brokerName)
+}
+
+/** Kafka's type of a topic config (or of its broker-level synonym), for APPEND / SUBTRACT. */
+export function topicConfigKind(name: string): { list: boolean; defaultValue: string } | undefined {
+  const def = defOf(name) ?? DEFS[BY_BROKER_NAME.get(name) ?? '']
+  return def === undefined ? undefined : { list: def.type === 'LIST', defaultValue: def.kafkaDefault }
+}
+
+/**
+ * Checks a dynamic broker-level value of a topic config's synonym (log.retention.ms, ...):
+ * Kafka's ConfigException (INVALID_REQUEST) for type and range, naming the broker config,
+ * or what this broker cannot honour (INVALID_CONFIG, as for the topic config).
+ */
+export function checkBrokerTopicDefault(brokerName: string, raw: string): { invalidConfig: boolean; message: string } | undefined {
+  const topicName = BY_BROKER_NAME.get(brokerName)
+  if (topicName === undefined) return undefined
+  const def = DEFS[topicName]!
+  const p = parseChecked(def, brokerName, raw)
+  if ('error' in p) return { invalidConfig: false, message: p.error }
+  if (topicName === 'remote.storage.enable' && p.value === true) return undefined
+  const why = def.refuse?.(p.value)
+  return why === undefined ? undefined : { invalidConfig: true, message: `Invalid value ${raw.trim()} for configuration ${brokerName}: ${why}` }
+}
+
+/**
+ * A topic's overrides with the broker's dynamic values filled in where the topic has
+ * none: what the topic's settings are computed from (topic > dynamic > static).
+ */
+export function withDynamicDefaults(configs: Readonly<Record<string, string>>, dyn: DynamicLayers): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [brokerName, topicName] of BY_BROKER_NAME) {
+    const v = dyn.node[brokerName] ?? dyn.clusterDefault[brokerName]
+    if (v !== undefined) out[topicName] = v.trim()
+  }
+  return { ...out, ...configs }
 }
 
 /** Trims values as Kafka parses them, so stored overrides read back as they apply. */
@@ -494,8 +504,18 @@ function brokerDefault(def: TopicConfigDef): string {
  * (STATIC_BROKER_CONFIG; a flag equal to the default cannot be told apart from
  * none), else this broker's default.
  */
-export function brokerLevel(name: string, b: BrokerConfig): { value: string; source: number } {
+export function brokerLevel(name: string, b: BrokerConfig, dyn: DynamicLayers = NO_DYNAMIC): { value: string; source: number } {
   const def = DEFS[name]!
+  if (def.brokerName !== undefined) {
+    const node = dyn.node[def.brokerName]
+    if (node !== undefined) return { value: node, source: ConfigSource.DYNAMIC_BROKER_CONFIG }
+    const cluster = dyn.clusterDefault[def.brokerName]
+    if (cluster !== undefined) return { value: cluster, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG }
+  }
+  return staticLevel(def, b)
+}
+
+function staticLevel(def: TopicConfigDef, b: BrokerConfig): { value: string; source: number } {
   if (def.brokerKey !== undefined && b[def.brokerKey] !== BROKER_DEFAULTS[def.brokerKey]) {
     return { value: asKafka(b[def.brokerKey]), source: ConfigSource.STATIC_BROKER_CONFIG }
   }
@@ -503,26 +523,40 @@ export function brokerLevel(name: string, b: BrokerConfig): { value: string; sou
 }
 
 /** The broker-level synonyms (name, type, value, source) of every topic config that has one. */
-export function brokerTopicDefaults(b: BrokerConfig): { name: string; type: number; value: string; source: number; doc: string }[] {
+export function brokerTopicDefaults(b: BrokerConfig, dyn: DynamicLayers = NO_DYNAMIC): { name: string; type: number; value: string; source: number; synonyms: ConfigSynonym[]; doc: string }[] {
   return TOPIC_CONFIG_NAMES.flatMap((name) => {
     const def = DEFS[name]!
     if (def.brokerName === undefined) return []
-    return [{ name: def.brokerName, type: ConfigType[def.type], ...brokerLevel(name, b), doc: `Broker-wide default of the topic config ${name}. ${def.doc}` }]
+    return [{ name: def.brokerName, type: ConfigType[def.type], ...brokerLevel(name, b, dyn), synonyms: brokerSynonyms(def, b, dyn), doc: `Broker-wide default of the topic config ${name}. ${def.doc}` }]
   })
 }
 
+/** The broker-level synonyms of a topic config, in Kafka's order: this node's dynamic value, the cluster default, the command line, the default. */
+function brokerSynonyms(def: TopicConfigDef, b: BrokerConfig, dyn: DynamicLayers): ConfigSynonym[] {
+  const out: ConfigSynonym[] = []
+  const bn = def.brokerName
+  if (bn === undefined) return out
+  if (dyn.node[bn] !== undefined) out.push({ name: bn, value: dyn.node[bn]!, source: ConfigSource.DYNAMIC_BROKER_CONFIG })
+  if (dyn.clusterDefault[bn] !== undefined) out.push({ name: bn, value: dyn.clusterDefault[bn]!, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG })
+  const st = staticLevel(def, b)
+  if (st.source === ConfigSource.STATIC_BROKER_CONFIG) out.push({ name: bn, ...st })
+  if (def.brokerNameUnset !== true) out.push({ name: bn, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
+  // What a live Kafka 4.4 lists once the name has a value of its own, static or dynamic.
+  if (def.brokerFallback !== undefined && out.length > 0) {
+    out.push({ name: def.brokerFallback[0], value: def.brokerFallback[1], source: ConfigSource.DEFAULT_CONFIG })
+  }
+  return out
+}
+
 /** Every topic config's effective value for a topic, with its source and synonyms, sorted by name. */
-export function describeTopicConfigs(configs: Readonly<Record<string, string>>, b: BrokerConfig): DescribedConfig[] {
+export function describeTopicConfigs(configs: Readonly<Record<string, string>>, b: BrokerConfig, dyn: DynamicLayers = NO_DYNAMIC): DescribedConfig[] {
   return TOPIC_CONFIG_NAMES.map((name) => {
     const def = DEFS[name]!
     const synonyms: ConfigSynonym[] = []
     const own = configs[name]
     if (own !== undefined) synonyms.push({ name, value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG })
-    const broker = brokerLevel(name, b)
-    if (def.brokerName !== undefined) {
-      if (broker.source === ConfigSource.STATIC_BROKER_CONFIG) synonyms.push({ name: def.brokerName, ...broker })
-      if (def.brokerNameUnset !== true) synonyms.push({ name: def.brokerName, value: brokerDefault(def), source: ConfigSource.DEFAULT_CONFIG })
-    }
+    const broker = brokerLevel(name, b, dyn)
+    synonyms.push(...brokerSynonyms(def, b, dyn))
     const effective = own !== undefined ? { value: own, source: ConfigSource.DYNAMIC_TOPIC_CONFIG } : broker
     return { name, ...effective, configType: ConfigType[def.type], documentation: def.doc, synonyms }
   })

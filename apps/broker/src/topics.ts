@@ -4,10 +4,11 @@ import { randomUuid } from '@tidelog/protocol'
 import type { BrokerConfig } from './config.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
 import { UnsupportedFormatError } from './log/errors.js'
-import { writeFileAtomicWith } from './log/file-system.js'
+import { DurableFile } from './durable-file.js'
+import { DynamicConfigStore } from './dynamic-config.js'
 import type { LogManager, PartitionLog } from './log/index.js'
 import type { Logger } from './logger.js'
-import { type TopicSettings, topicSettings } from './topic-config.js'
+import { type TopicSettings, topicSettings, withDynamicDefaults } from './topic-config.js'
 
 export const TOPICS_FILE = 'topics.json'
 /**
@@ -99,11 +100,9 @@ export class TopicRegistry {
   private readonly byName = new Map<string, Topic>()
   private readonly byId = new Map<string, Topic>()
   private readonly path: string
-  /** The queue of writes: the last one started (settled or not), never rejecting. */
-  private chain: Promise<void> = Promise.resolve()
-  /** The write not yet started, shared by every change made since the last one started. */
-  private next: Promise<void> | undefined
-  private latest: Promise<void> = Promise.resolve()
+  private readonly file: DurableFile
+  /** The broker's dynamic configs (KIP-226), in dynamic-configs.json; topics fall back to them. */
+  readonly dynamic: DynamicConfigStore
 
   constructor(
     private readonly dataDir: string,
@@ -112,6 +111,8 @@ export class TopicRegistry {
     private readonly logger: Logger,
   ) {
     this.path = join(dataDir, TOPICS_FILE)
+    this.file = new DurableFile(this.path, TOPICS_FILE, logs, () => this.contents())
+    this.dynamic = new DynamicConfigStore(dataDir, config.nodeId, logs, logger)
   }
 
   /**
@@ -122,6 +123,8 @@ export class TopicRegistry {
    * new id rather than silently ignored.
    */
   load(stored: StoredTopic[] = readTopicsFile(this.dataDir, this.logger) ?? []): void {
+    // Before any topic's settings are computed: they fall back to the dynamic broker values.
+    this.dynamic.load()
     const counts = new Map<string, number>()
     for (const log of this.logs.all()) counts.set(log.topic, Math.max(counts.get(log.topic) ?? 0, log.partition + 1))
     for (const s of stored) {
@@ -139,7 +142,7 @@ export class TopicRegistry {
 
   /** Resolves once every change made so far is durable; rejects if that write failed (the data directory is then offline). */
   persisted(): Promise<void> {
-    return this.latest
+    return this.file.persisted()
   }
 
   get(name: string): Topic | undefined {
@@ -193,12 +196,34 @@ export class TopicRegistry {
     void this.save()
   }
 
-  /** Replaces a topic's config overrides and applies them to its logs. */
-  setConfigs(topic: Topic, configs: Record<string, string>): void {
+  /**
+   * Replaces a topic's config overrides and applies them to its live logs: the next
+   * retention pass, segment roll, flush check and produce use the new values.
+   */
+  setConfigs(topic: Topic, configs: Record<string, string>): Promise<void> {
     topic.configs = configs
-    topic.settings = topicSettings(configs, this.config)
+    this.apply(topic)
+    return this.save()
+  }
+
+  /**
+   * Replaces this broker's dynamic configs (its own, or the cluster default) and
+   * re-applies every topic's settings, since topics without an override of their
+   * own follow them. Resolves when the change is durable.
+   */
+  setBrokerConfigs(scope: 'node' | 'clusterDefault', configs: Record<string, string>): Promise<void> {
+    const saved = this.dynamic.replace(scope, configs)
+    for (const topic of this.byName.values()) this.apply(topic)
+    return saved
+  }
+
+  private settingsOf(configs: Readonly<Record<string, string>>): TopicSettings {
+    return topicSettings(withDynamicDefaults(configs, this.dynamic.layers), this.config)
+  }
+
+  private apply(topic: Topic): void {
+    topic.settings = this.settingsOf(topic.configs)
     for (const log of topic.logs) log.config = { ...topic.settings.log }
-    void this.save()
   }
 
   /**
@@ -218,7 +243,7 @@ export class TopicRegistry {
   }
 
   private attach(name: string, topicId: string, partitions: number, configs: Record<string, string>): Topic {
-    const settings = topicSettings(configs, this.config)
+    const settings = this.settingsOf(configs)
     const logs: PartitionLog[] = []
     for (let p = 0; p < partitions; p++) logs.push(this.logs.getOrCreate(name, p, settings.log))
     const topic: Topic = { name, topicId, isInternal: isInternalTopic(name), configs, settings, logs }
@@ -237,24 +262,7 @@ export class TopicRegistry {
     return JSON.stringify({ version: TOPICS_FORMAT_VERSION, topics }, null, 2) + '\n'
   }
 
-  /** Schedules a write of the current state; resolves when a write that includes it is durable. */
   private save(): Promise<void> {
-    if (this.next === undefined) {
-      const run = this.chain.then(async () => {
-        // From here on, changes need the write after this one.
-        this.next = undefined
-        this.logs.dirState.check()
-        try {
-          await writeFileAtomicWith(this.logs.fs, this.path, this.contents())
-        } catch (err) {
-          throw this.logs.dirState.fail(err, `writing ${TOPICS_FILE}`)
-        }
-      })
-      this.next = run
-      this.chain = run.catch(() => {})
-      this.logs.track(run)
-    }
-    this.latest = this.next
-    return this.next
+    return this.file.save()
   }
 }

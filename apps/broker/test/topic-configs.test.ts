@@ -202,7 +202,7 @@ describe('DescribeConfigs of a topic', () => {
       synonyms: [['segment.bytes', '2097152', DYNAMIC_TOPIC_CONFIG], ['log.segment.bytes', '52428800', STATIC_BROKER_CONFIG], ['log.segment.bytes', '1073741824', DEFAULT_CONFIG]],
     })
     // Kafka leaves log.retention.ms unset by default (log.retention.hours), so no default synonym.
-    expect(by.get('retention.ms')).toEqual({ value: '3600000', source: STATIC_BROKER_CONFIG, synonyms: [['log.retention.ms', '3600000', STATIC_BROKER_CONFIG]] })
+    expect(by.get('retention.ms')).toEqual({ value: '3600000', source: STATIC_BROKER_CONFIG, synonyms: [['log.retention.ms', '3600000', STATIC_BROKER_CONFIG], ['log.retention.hours', '168', DEFAULT_CONFIG]] })
     expect(by.get('message.timestamp.before.max.ms')).toEqual({
       value: '60000',
       source: STATIC_BROKER_CONFIG,
@@ -258,7 +258,11 @@ describe('DescribeConfigs of the broker', () => {
       'log.cleanup.policy': ['delete', DEFAULT_CONFIG],
     }
     for (const [name, [value, source]] of Object.entries(expected)) expect([name, by.get(name)?.value, by.get(name)?.configSource]).toEqual([name, value, source])
-    expect(by.get('log.retention.ms').synonyms.map((s: any) => [s.value, s.source])).toEqual([['1000', STATIC_BROKER_CONFIG], ['604800000', DEFAULT_CONFIG]])
+    // Kafka's log.retention.ms has no default of its own: it derives from log.retention.hours, listed last.
+    expect(by.get('log.retention.ms').synonyms.map((s: any) => [s.name, s.value, s.source])).toEqual([
+      ['log.retention.ms', '1000', STATIC_BROKER_CONFIG],
+      ['log.retention.hours', '168', DEFAULT_CONFIG],
+    ])
     // Types as Kafka 4.4 reports them for the names both list.
     for (const g of golden.brokerConfigs) {
       if (by.has(g.name)) expect([g.name, by.get(g.name).configType]).toEqual([g.name, g.type])

@@ -3,10 +3,14 @@ import { ClientClosedError } from './errors.js'
 import { describeCluster } from './admin/describe-cluster.js'
 import type { AdminContext } from './admin/engine.js'
 import { alterConfigs, describeConfigs } from './admin/configs.js'
+import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
+import { describeLogDirs } from './admin/log-dirs.js'
 import { alterOffsets, deleteGroups, describeGroups, fetchOffsets, listGroups } from './admin/groups.js'
 import { deleteRecords, listOffsets, topicPartitions } from './admin/offsets.js'
 import { createPartitions, createTopics, deleteTopics, describeTopics, listTopics } from './admin/topics.js'
 import type {
+  BrokerLogDirs,
+  ReplaceConfigResource,
   AlterConfigResource,
   ClusterDescription,
   CommitOffset,
@@ -130,6 +134,24 @@ export class Admin {
   alterConfigs(resources: AlterConfigResource[], options?: { validateOnly?: boolean } & TimeoutOption): Promise<void> {
     this.ensureOpen()
     return alterConfigs(this.ctx, resources, options)
+  }
+
+  /** IncrementalAlterConfigs only (Kafka 2.3+): as alterConfigs, without the AlterConfigs fallback for older brokers. */
+  incrementalAlterConfigs(resources: AlterConfigResource[], options?: { validateOnly?: boolean } & TimeoutOption): Promise<void> {
+    this.ensureOpen()
+    return incrementalAlterConfigs(this.ctx, resources, options)
+  }
+
+  /** AlterConfigs: each resource's dynamic configs become exactly the given set (keys not named are removed). */
+  replaceConfigs(resources: ReplaceConfigResource[], options?: { validateOnly?: boolean } & TimeoutOption): Promise<void> {
+    this.ensureOpen()
+    return replaceConfigs(this.ctx, resources, options)
+  }
+
+  /** Log directories of the given brokers (default: all), with their partitions' sizes and the disks' total and usable bytes. */
+  describeLogDirs(brokerIds?: number[], options?: { topics?: { topic: string; partitions: number[] }[] } & TimeoutOption): Promise<BrokerLogDirs[]> {
+    this.ensureOpen()
+    return describeLogDirs(this.ctx, brokerIds, options)
   }
 
   listGroups(options?: { states?: string[]; types?: string[] } & TimeoutOption): Promise<GroupListing[]> {

@@ -89,7 +89,7 @@ export const createTopicsHandler = defineHandler({
         result.numPartitions = partitions
         result.replicationFactor = 1
         // As Kafka: the created topic's configs, validate_only or not.
-        result.configs = describeTopicConfigs(configs, broker.config).map((c) => ({
+        result.configs = describeTopicConfigs(configs, broker.config, broker.topics.dynamic.layers).map((c) => ({
           name: c.name,
           value: c.value,
           readOnly: false,

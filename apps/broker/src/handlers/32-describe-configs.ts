@@ -1,6 +1,7 @@
 import { DescribeConfigs, ErrorCodes, type DescribeConfigsResponseResourceResult } from '@tidelog/protocol'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from '../config.js'
-import { ConfigSource, ConfigType, type ConfigSynonym, brokerTopicDefaults, describeTopicConfigs } from '../topic-config.js'
+import { brokerConfigKind, isSensitiveBrokerConfig } from '../dynamic-config.js'
+import { ConfigSource, ConfigType, type ConfigSynonym, type DynamicLayers, brokerTopicDefaults, describeTopicConfigs } from '../topic-config.js'
 import { defineHandler } from './types.js'
 
 const TOPIC = 2
@@ -11,8 +12,7 @@ interface BrokerEntry {
   type: number
   value: string
   source: number
-  /** This broker's default, for the DEFAULT_CONFIG synonym. */
-  defaultValue: string
+  synonyms: ConfigSynonym[]
   doc: string
 }
 
@@ -31,26 +31,42 @@ const BROKER_ONLY: readonly [name: string, key: keyof BrokerConfig, type: number
   ['producer.id.expiration.ms', 'producerIdExpirationMs', ConfigType.INT, 'Forget an idempotent producer this long after its last write.'],
 ]
 
+/** A broker-level value's source and synonyms in Kafka's order: this node's dynamic value, the cluster default, the command line, the default. */
+function layered(name: string, dyn: DynamicLayers, staticValue: string | undefined, defaultValue: string | undefined): { value: string; source: number; synonyms: ConfigSynonym[] } {
+  const synonyms: ConfigSynonym[] = []
+  if (dyn.node[name] !== undefined) synonyms.push({ name, value: dyn.node[name]!, source: ConfigSource.DYNAMIC_BROKER_CONFIG })
+  if (dyn.clusterDefault[name] !== undefined) synonyms.push({ name, value: dyn.clusterDefault[name]!, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG })
+  if (staticValue !== undefined) synonyms.push({ name, value: staticValue, source: ConfigSource.STATIC_BROKER_CONFIG })
+  if (defaultValue !== undefined) synonyms.push({ name, value: defaultValue, source: ConfigSource.DEFAULT_CONFIG })
+  const top = synonyms[0] ?? { value: '', source: ConfigSource.DEFAULT_CONFIG }
+  return { value: top.value, source: top.source, synonyms }
+}
+
 /** What the broker reports about itself, by Kafka's broker config names, sorted by name. */
-function brokerConfigs(b: BrokerConfig): BrokerEntry[] {
+function brokerConfigs(b: BrokerConfig, dyn: DynamicLayers): BrokerEntry[] {
+  const nodeId = String(b.nodeId)
   const entries: BrokerEntry[] = [
     // Kafka requires node.id in server.properties, so it is always a static setting.
-    { name: 'node.id', type: ConfigType.INT, value: String(b.nodeId), source: ConfigSource.STATIC_BROKER_CONFIG, defaultValue: String(b.nodeId), doc: "This broker's node id." },
+    { name: 'node.id', type: ConfigType.INT, value: nodeId, source: ConfigSource.STATIC_BROKER_CONFIG, synonyms: [{ name: 'node.id', value: nodeId, source: ConfigSource.STATIC_BROKER_CONFIG }], doc: "This broker's node id." },
     // A single node: one replica of everything.
-    { name: 'default.replication.factor', type: ConfigType.INT, value: '1', source: ConfigSource.DEFAULT_CONFIG, defaultValue: '1', doc: 'Replication factor of auto-created topics; always 1 on a single node.' },
-    { name: 'offsets.topic.replication.factor', type: ConfigType.SHORT, value: '1', source: ConfigSource.DEFAULT_CONFIG, defaultValue: '1', doc: 'Replication factor of the offsets topic; always 1 on a single node.' },
+    { name: 'default.replication.factor', type: ConfigType.INT, ...layered('default.replication.factor', dyn, undefined, '1'), doc: 'Replication factor of auto-created topics; always 1 on a single node.' },
+    { name: 'offsets.topic.replication.factor', type: ConfigType.SHORT, ...layered('offsets.topic.replication.factor', dyn, undefined, '1'), doc: 'Replication factor of the offsets topic; always 1 on a single node.' },
   ]
   for (const [name, key, type, doc] of BROKER_ONLY) {
     const set = b[key] !== BROKER_DEFAULTS[key]
-    entries.push({ name, type, value: asKafka(b[key]), source: set ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG, defaultValue: asKafka(BROKER_DEFAULTS[key]), doc })
+    entries.push({ name, type, ...layered(name, dyn, set ? asKafka(b[key]) : undefined, asKafka(BROKER_DEFAULTS[key])), doc })
   }
   // The broker-level names behind the topic configs (ServerTopicConfigSynonyms), once each.
   const seen = new Set(entries.map((e) => e.name))
-  const defaults = new Map(brokerTopicDefaults(BROKER_DEFAULTS).map((d) => [d.name, d.value]))
-  for (const d of brokerTopicDefaults(b)) {
+  for (const d of brokerTopicDefaults(b, dyn)) {
     if (seen.has(d.name)) continue
     seen.add(d.name)
-    entries.push({ name: d.name, type: d.type, value: d.value, source: d.source, defaultValue: defaults.get(d.name)!, doc: d.doc })
+    entries.push({ name: d.name, type: d.type, value: d.value, source: d.source, synonyms: d.synonyms, doc: d.doc })
+  }
+  // Dynamic configs stored that the lists above do not name (num.io.threads, ...): Kafka lists them too.
+  for (const name of new Set([...Object.keys(dyn.node), ...Object.keys(dyn.clusterDefault)])) {
+    if (seen.has(name)) continue
+    entries.push({ name, type: ConfigType.STRING, ...layered(name, dyn, undefined, undefined), doc: 'A dynamic broker config stored for compatibility; it has no effect on this broker.' })
   }
   return entries.sort((x, y) => (x.name < y.name ? -1 : 1))
 }
@@ -58,10 +74,11 @@ function brokerConfigs(b: BrokerConfig): BrokerEntry[] {
 /**
  * DescribeConfigs 1-4, as Kafka answers it: for a topic every config Kafka 4.4
  * defines with its effective value and source (DYNAMIC_TOPIC_CONFIG for the topic's
- * override, STATIC_BROKER_CONFIG when a broker flag sets it, else DEFAULT_CONFIG),
- * its synonyms in precedence order when asked (override, broker setting, default),
- * its type (v3+) and documentation when asked; for the broker its settings by
- * Kafka's names, read-only (this broker does not alter them at run time).
+ * override, DYNAMIC_BROKER_CONFIG / DYNAMIC_DEFAULT_BROKER_CONFIG for this node's or
+ * the cluster's dynamic value, STATIC_BROKER_CONFIG for a broker flag, else
+ * DEFAULT_CONFIG), its synonyms in that precedence order when asked, its type (v3+)
+ * and documentation when asked; for the broker its settings by Kafka's names,
+ * read-only unless Kafka can change them without a restart (KIP-226).
  */
 export const describeConfigsHandler = defineHandler({
   api: DescribeConfigs,
@@ -72,13 +89,14 @@ export const describeConfigsHandler = defineHandler({
     const v = ctx.version
     const withSynonyms = req.includeSynonyms === true
     const withDocs = v >= 3 && req.includeDocumentation === true
-    const entry = (name: string, value: string, source: number, readOnly: boolean, type: number, doc: string, synonyms: ConfigSynonym[]): DescribeConfigsResponseResourceResult => ({
+    const entry = (name: string, value: string, source: number, readOnly: boolean, type: number, doc: string, synonyms: ConfigSynonym[], sensitive = false): DescribeConfigsResponseResourceResult => ({
       name,
-      value,
+      // Kafka never returns a sensitive value (passwords, and names it cannot type).
+      value: sensitive ? null : value,
       readOnly,
       configSource: source,
-      isSensitive: false,
-      synonyms: withSynonyms ? synonyms : [],
+      isSensitive: sensitive,
+      synonyms: withSynonyms ? synonyms.map((syn) => (sensitive ? { ...syn, value: null } : syn)) : [],
       ...(v >= 3 ? { configType: type, documentation: withDocs ? doc : null } : {}),
     })
     const results = req.resources.map((r) => {
@@ -88,25 +106,25 @@ export const describeConfigsHandler = defineHandler({
       if (r.resourceType === TOPIC) {
         const topic = broker.topics.get(r.resourceName)
         if (topic === undefined) return { ...base, errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `topic ${r.resourceName} does not exist`, configs: [] }
-        configs = describeTopicConfigs(topic.configs, broker.config)
+        configs = describeTopicConfigs(topic.configs, broker.config, broker.topics.dynamic.layers)
           .filter((c) => wanted(c.name))
           .map((c) => entry(c.name, c.value, c.source, false, c.configType, c.documentation, c.synonyms))
       } else if (r.resourceType === BROKER && r.resourceName === '') {
-        // The cluster-wide default resource holds dynamic broker defaults only (ConfigCommand
-        // --entity-default); this broker has none, its settings are all static.
-        configs = []
+        // The cluster-wide default resource lists the dynamic broker defaults only (ConfigCommand --entity-default).
+        configs = Object.entries(broker.topics.dynamic.layers.clusterDefault)
+          .filter(([name]) => wanted(name))
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([name, value]) => {
+            const source = ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+            return entry(name, value, source, false, ConfigType.STRING, 'Cluster-wide dynamic broker default.', [{ name, value, source }], isSensitiveBrokerConfig(name))
+          })
       } else if (r.resourceType === BROKER) {
         if (r.resourceName !== String(broker.nodeId)) {
-          return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: `this is broker ${broker.nodeId}`, configs: [] }
+          return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: `Unexpected broker id, expected ${broker.nodeId}, but received ${r.resourceName}`, configs: [] }
         }
-        configs = brokerConfigs(broker.config)
+        configs = brokerConfigs(broker.config, broker.topics.dynamic.layers)
           .filter((e) => wanted(e.name))
-          .map((e) => {
-            const synonyms: ConfigSynonym[] = []
-            if (e.source === ConfigSource.STATIC_BROKER_CONFIG) synonyms.push({ name: e.name, value: e.value, source: e.source })
-            if (e.name !== 'node.id') synonyms.push({ name: e.name, value: e.defaultValue, source: ConfigSource.DEFAULT_CONFIG })
-            return entry(e.name, e.value, e.source, true, e.type, e.doc, synonyms)
-          })
+          .map((e) => entry(e.name, e.value, e.source, brokerConfigKind(e.name) !== 'dynamic', e.type, e.doc, e.synonyms, isSensitiveBrokerConfig(e.name)))
       } else {
         return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: `resource type ${r.resourceType} is not supported`, configs: [] }
       }

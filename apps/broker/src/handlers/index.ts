@@ -31,6 +31,9 @@ import { describeProducersHandler } from './61-describe-producers.js'
 import { describeTransactionsHandler } from './65-describe-transactions.js'
 import { listTransactionsHandler } from './66-list-transactions.js'
 import { apiVersionsHandler } from './18-api-versions.js'
+import { alterConfigsHandler } from './33-alter-configs.js'
+import { describeLogDirsHandler } from './35-describe-log-dirs.js'
+import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
 import type { ApiHandler } from './types.js'
 
 export type { ApiHandler, RequestContext } from './types.js'
@@ -81,6 +84,9 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     describeProducersHandler,
     describeTransactionsHandler,
     listTransactionsHandler,
+    alterConfigsHandler,
+    describeLogDirsHandler,
+    incrementalAlterConfigsHandler,
   ] as ApiHandler[]) {
     add(h)
   }

@@ -8,6 +8,7 @@ import {
   type DescribeConfigsResponseResult,
 } from '@tidelog/protocol'
 import type { Connection } from '../connection.js'
+import { isRetriable } from '../errors.js'
 import { groupBy, perItem, perNode, type AdminContext, type Outcomes } from './engine.js'
 import {
   ConfigSource,
@@ -29,7 +30,7 @@ const RESOURCE_TYPES: Record<Exclude<ConfigResourceType, number>, number> = {
 }
 const BROKER = 4
 const BROKER_LOGGER = 8
-const OPS: Record<AlterConfigOp, number> = { set: 0, delete: 1, append: 2, subtract: 3 }
+export const OPS: Record<AlterConfigOp, number> = { set: 0, delete: 1, append: 2, subtract: 3 }
 
 export function resourceTypeCode(type: ConfigResourceType): number {
   if (typeof type === 'number') return type
@@ -38,19 +39,25 @@ export function resourceTypeCode(type: ConfigResourceType): number {
   return code
 }
 
-const key = (r: { type: ConfigResourceType; name: string }): string => `${resourceTypeCode(r.type)}:${r.name}`
+/**
+ * As Java's KafkaAdminClient: an error the broker gives for one resource (an unknown
+ * topic, a refused value) settles that resource at once; only a failed request is retried.
+ */
+export const finalResourceErrors = (e: Error): boolean => !(e instanceof ProtocolError) && isRetriable(e)
+
+export const key = (r: { type: ConfigResourceType; name: string }): string => `${resourceTypeCode(r.type)}:${r.name}`
 
 /**
  * A broker's own configs (and its loggers) can only be read or changed on that broker, as in
  * Java; everything else goes to any broker. -1 means "any".
  */
-function targetNode(r: { type: ConfigResourceType; name: string }): number {
+export function targetNode(r: { type: ConfigResourceType; name: string }): number {
   const t = resourceTypeCode(r.type)
   if ((t === BROKER || t === BROKER_LOGGER) && /^\d+$/.test(r.name)) return Number(r.name)
   return -1
 }
 
-function connectionFor(ctx: AdminContext, nodeId: number): Promise<Connection> {
+export function connectionFor(ctx: AdminContext, nodeId: number): Promise<Connection> {
   return nodeId < 0 ? ctx.cluster.anyConnection() : ctx.cluster.connectionTo(nodeId)
 }
 
@@ -146,7 +153,7 @@ export async function alterConfigs(
       for (const r of res.responses) record(r, 'AlterConfigs')
       return out
     })
-  }, { timeoutMs: options.timeoutMs })
+  }, { timeoutMs: options.timeoutMs, retriable: finalResourceErrors })
 }
 
 /** The sources that make up a resource's own dynamic config, the part AlterConfigs replaces. */

@@ -126,6 +126,38 @@ export interface AlterConfigResource {
   configs: { name: string; value?: string | null; op?: AlterConfigOp }[]
 }
 
+/** A resource's complete new set of dynamic configs, for AlterConfigs. */
+export interface ReplaceConfigResource {
+  type: ConfigResourceType
+  name: string
+  configs: Record<string, string>
+}
+
+export interface LogDirPartition {
+  topic: string
+  partition: number
+  /** Bytes on disk. */
+  size: bigint
+  /** How far a future replica (being moved between directories) is behind; 0 otherwise. */
+  offsetLag: bigint
+  isFuture: boolean
+}
+
+export interface LogDirDescription {
+  path: string
+  /** Set when the directory is offline (KAFKA_STORAGE_ERROR) or the broker refused. */
+  error: Error | null
+  /** -1 from brokers before DescribeLogDirs v4 (Kafka 3.3, KIP-827). */
+  totalBytes: bigint
+  usableBytes: bigint
+  partitions: LogDirPartition[]
+}
+
+export interface BrokerLogDirs {
+  nodeId: number
+  logDirs: LogDirDescription[]
+}
+
 export interface GroupListing {
   groupId: string
   protocolType: string
