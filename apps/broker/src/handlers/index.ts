@@ -23,6 +23,10 @@ import { deleteGroupsHandler } from './42-delete-groups.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
 import { apiVersionsHandler } from './18-api-versions.js'
+import { saslHandshakeHandler } from './17-sasl-handshake.js'
+import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
+import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
+import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
 import type { ApiHandler } from './types.js'
 
 export type { ApiHandler, RequestContext } from './types.js'
@@ -65,6 +69,10 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     deleteGroupsHandler,
     offsetDeleteHandler,
     describeClusterHandler,
+    saslHandshakeHandler,
+    saslAuthenticateHandler,
+    describeUserScramCredentialsHandler,
+    alterUserScramCredentialsHandler,
   ] as ApiHandler[]) {
     add(h)
   }
