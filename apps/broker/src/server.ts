@@ -465,7 +465,8 @@ export class KafkaServer {
       return
     }
     const tls = this.opts.tls!
-    const clientAuth = tls.clientAuth
+    // As Kafka: ssl.client.auth applies to SSL listeners; SASL_SSL authenticates with SASL instead.
+    const clientAuth = protocol === 'SSL' ? tls.clientAuth : 'none'
     const secure = new TLSSocket(socket, {
       isServer: true,
       secureContext: tls.current(),
@@ -495,7 +496,9 @@ export class KafkaServer {
         secure.destroy()
         return
       }
-      this.open(secure, address, listener, tlsPrincipal(secure))
+      const principal = tlsPrincipal(secure)
+      if (protocol === 'SSL') this.opts.security.authenticated(listener.spec, 'TLS', principal)
+      this.open(secure, address, listener, principal)
     })
   }
 

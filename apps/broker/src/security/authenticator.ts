@@ -176,6 +176,7 @@ export class ConnectionSecurity {
       }
     }
     this.principal = principal
+    this.manager.authenticated(this.listener, this.server.mechanism, principal)
     this.server = undefined
     this.move('success')
     const lifetime = this.manager.reauthMs

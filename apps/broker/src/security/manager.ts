@@ -57,6 +57,10 @@ export class SecurityManager {
     }
   }
 
+  authenticated(listener: ListenerSpec, how: string, principal: string): void {
+    this.logger.debug(`authenticated as ${principal} (${how}) on listener ${listener.name}`)
+  }
+
   // Logged without the user name or token: a password typed into the user field must not land in logs.
   authenticationFailed(listener: ListenerSpec, mechanism: string): void {
     this.failures.set(listener.name, (this.failures.get(listener.name) ?? 0) + 1)
