@@ -1,5 +1,5 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net'
-import { TLSSocket } from 'node:tls'
+import { type Server as TlsServer, type TLSSocket, createServer as createTlsServer } from 'node:tls'
 import {
   ApiKeys,
   ErrorCodes,
@@ -434,7 +434,7 @@ export class KafkaServer {
   private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
   /** Accepted TLS sockets still in their handshake: counted against the quotas, cut at close. */
-  private readonly handshaking = new Set<Socket>()
+  private readonly handshaking = new Map<string, Socket>()
   private readonly quotas: ConnectionQuotas
   private readonly pool: RequestMemoryPool
   private closing = false
@@ -459,36 +459,54 @@ export class KafkaServer {
     }
     // The quota follows the TCP socket, so a TLS handshake that never ends still counts.
     socket.once('close', () => this.quotas.release(address))
-    const protocol = listener.spec.protocol
-    if (!usesTls(protocol)) {
+    if (!usesTls(listener.spec.protocol)) {
       this.open(socket, address, listener, undefined)
       return
     }
-    const tls = this.opts.tls!
+    // The handshake is node's tls.Server's (it checks client certificates); it never listens
+    // itself: accepted sockets are handed to it, so quotas count them from the first byte.
+    const tlsServer = this.tlsServerFor(listener)
+    const key = `${socket.remoteAddress}:${socket.remotePort}`
+    this.handshaking.set(key, socket)
+    socket.on('error', () => {})
+    socket.once('close', () => this.handshaking.delete(key))
+    tlsServer.emit('connection', socket)
+  }
+
+  private readonly tlsServers = new Map<BoundListener, { server: TlsServer; generation: number }>()
+
+  private tlsServerFor(listener: BoundListener): TlsServer {
+    const provider = this.opts.tls!
+    const options = provider.current()
+    const known = this.tlsServers.get(listener)
+    if (known !== undefined) {
+      if (known.generation !== provider.generation) {
+        // Renewed files: new handshakes use them, open connections keep theirs.
+        known.server.setSecureContext(options)
+        known.generation = provider.generation
+      }
+      return known.server
+    }
+    const spec = listener.spec
     // As Kafka: ssl.client.auth applies to SSL listeners; SASL_SSL authenticates with SASL instead.
-    const clientAuth = protocol === 'SSL' ? tls.clientAuth : 'none'
-    const secure = new TLSSocket(socket, {
-      isServer: true,
-      secureContext: tls.current(),
+    const clientAuth = spec.protocol === 'SSL' ? provider.clientAuth : 'none'
+    const idleMs = this.opts.broker.config.connectionsMaxIdleMs
+    const server = createTlsServer({
+      ...options,
       requestCert: clientAuth !== 'none',
       rejectUnauthorized: clientAuth === 'required',
+      // A client that connects and never finishes the handshake is cut like an idle one.
+      handshakeTimeout: idleMs > 0 ? idleMs : 60_000,
     })
-    this.handshaking.add(secure)
-    const idleMs = this.opts.broker.config.connectionsMaxIdleMs
-    // A client that connects and never finishes the handshake is cut like an idle one.
-    const timer = setTimeout(() => secure.destroy(), idleMs > 0 ? idleMs : 60_000)
-    secure.on('error', (err) => this.opts.logger.debug(`TLS on ${listener.spec.name}: ${err.message}`))
-    secure.once('close', () => {
-      clearTimeout(timer)
-      this.handshaking.delete(secure)
+    server.on('tlsClientError', (err, socket) => {
+      this.opts.logger.debug(`TLS on listener ${spec.name}: ${err.message}`)
       socket.destroy()
     })
-    secure.once('secure', () => {
-      clearTimeout(timer)
-      this.handshaking.delete(secure)
+    server.on('secureConnection', (secure: TLSSocket) => {
+      this.handshaking.delete(`${secure.remoteAddress}:${secure.remotePort}`)
       // "requested": a certificate is optional, but one that does not verify is refused (as the JDK's wantClientAuth).
       if (clientAuth === 'requested' && !secure.authorized && secure.getPeerX509Certificate() !== undefined) {
-        this.opts.logger.debug(`TLS on ${listener.spec.name}: client certificate refused: ${String(secure.authorizationError)}`)
+        this.opts.logger.debug(`TLS on listener ${spec.name}: client certificate refused: ${String(secure.authorizationError)}`)
         secure.destroy()
         return
       }
@@ -496,10 +514,13 @@ export class KafkaServer {
         secure.destroy()
         return
       }
+      secure.on('error', (err) => this.opts.logger.debug(`TLS on listener ${spec.name}: ${err.message}`))
       const principal = tlsPrincipal(secure)
-      if (protocol === 'SSL') this.opts.security.authenticated(listener.spec, 'TLS', principal)
-      this.open(secure, address, listener, principal)
+      if (spec.protocol === 'SSL') this.opts.security.authenticated(spec, 'TLS', principal)
+      this.open(secure, normalizeAddress(secure.remoteAddress), listener, principal)
     })
+    this.tlsServers.set(listener, { server, generation: provider.generation })
+    return server
   }
 
   private open(socket: Socket, address: string, listener: BoundListener, principal: string | undefined): void {
@@ -552,7 +573,7 @@ export class KafkaServer {
   async close(graceMs = 10_000): Promise<void> {
     this.closing = true
     const closed = Promise.all(this.servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))))
-    for (const s of this.handshaking) s.destroy()
+    for (const s of this.handshaking.values()) s.destroy()
     for (const c of this.connections) c.shutdown()
     const deadline = Date.now() + graceMs
     while (this.connections.size > 0 && Date.now() < deadline) {

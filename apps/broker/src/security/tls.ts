@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
-import { type SecureContext, type TLSSocket, createSecureContext } from 'node:tls'
+import { type SecureContextOptions, type TLSSocket, createSecureContext } from 'node:tls'
 
 export type ClientAuth = 'none' | 'requested' | 'required'
 
@@ -23,8 +23,10 @@ export interface TlsSettings {
  * already open keep theirs.
  */
 export class TlsContextProvider {
-  private context: SecureContext | undefined
+  private opts: SecureContextOptions | undefined
   private stamp = ''
+  /** Bumped whenever the files change and a new context is in use. */
+  generation = 0
 
   constructor(private readonly s: TlsSettings) {
     if (s.keystoreLocation === undefined && (s.keystoreCertificateChain === undefined || s.keystoreKey === undefined)) {
@@ -44,7 +46,8 @@ export class TlsContextProvider {
     return [this.s.keystoreLocation, this.s.truststoreLocation].filter((f): f is string => f !== undefined)
   }
 
-  current(): SecureContext {
+  /** The key, chain and CAs to use now, re-read if a file changed since the last call. */
+  current(): SecureContextOptions {
     const stamp = this.files()
       .map((f) => {
         try {
@@ -55,28 +58,32 @@ export class TlsContextProvider {
         }
       })
       .join('|')
-    if (this.context === undefined || stamp !== this.stamp) {
+    if (this.opts === undefined || stamp !== this.stamp) {
       try {
-        this.context = this.build()
+        const next = this.read()
+        // Fails on a key that does not match its certificate, before any client sees it.
+        createSecureContext(next)
+        this.opts = next
         this.stamp = stamp
+        this.generation++
       } catch (err) {
         // A half-written renewal keeps the last good context instead of refusing every client.
-        if (this.context === undefined) throw err
+        if (this.opts === undefined) throw err
       }
     }
-    return this.context
+    return this.opts
   }
 
-  private build(): SecureContext {
+  private read(): SecureContextOptions {
     const s = this.s
     const pem = s.keystoreLocation !== undefined ? readFileSync(s.keystoreLocation, 'utf8') : undefined
     const ca = s.truststoreCertificates ?? (s.truststoreLocation !== undefined ? readFileSync(s.truststoreLocation, 'utf8') : undefined)
-    return createSecureContext({
+    return {
       key: s.keystoreKey ?? pem,
       cert: s.keystoreCertificateChain ?? pem,
       ...(s.keyPassword !== undefined ? { passphrase: s.keyPassword } : {}),
       ...(ca !== undefined ? { ca } : {}),
-    })
+    }
   }
 }
 
