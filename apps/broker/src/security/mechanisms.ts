@@ -154,7 +154,9 @@ export class ScramServer implements SaslServer {
     } catch {
       this.fail()
     }
-    if (attrs.get('r') !== this.nonce) {
+    // Kafka checks endsWith, not equality: librdkafka sends the client nonce again in front of the
+    // combined one, and Kafka's ScramSaslServer accepts that, so we must too.
+    if (!(attrs.get('r') ?? '').endsWith(this.nonce)) {
       this.step = 'done'
       throw new SaslFailure('Invalid client nonce in the final client message.')
     }
