@@ -20,7 +20,7 @@ import { RawClient } from '../../apps/broker/test/helpers/raw-client.js'
 import { type TestCertificates, makeCertificates } from '../../apps/broker/test/security/certs.js'
 import { upsertScramUser } from '../../apps/broker/test/security/helpers.js'
 import { KAFKA_VERSIONS, fetchKafka, javaClientVersion, javaTool, peerUnavailable } from '../helpers/kafka.js'
-import { type PeerUse, kafkajsVersion, kcatVersion, pythonVersion, recordsPeers } from '../helpers/peers.js'
+import { type PeerUse, kafkajsVersion, kcatVersion, pythonVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
 
 const version = KAFKA_VERSIONS.latest
 const PYTHON = '/usr/bin/python3'
@@ -269,4 +269,51 @@ c.close()
       c.close()
     }
   }
+})
+
+describe('KIP-368 re-authentication with the Java client', () => {
+  it('a Java producer outliving connections.max.reauth.ms re-authenticates and loses nothing', async (ctx) => {
+    let javaVersion: string
+    try {
+      await fetchKafka(version)
+      javaVersion = await javaClientVersion(version)
+    } catch (e) {
+      return ctx.skip(peerUnavailable(`Apache Kafka ${version} jars`, e) as string)
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'tidelog-reauth-'))
+    const lines: string[] = []
+    const logger = { level: 'debug' as const, enabled: () => true, error: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), info: (m: string) => lines.push(m), debug: (m: string) => lines.push(m) }
+    const broker = await startBroker({
+      dataDir: dir,
+      listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+      connectionsMaxReauthMs: 2000,
+      logger,
+    })
+    try {
+      const c = await RawClient.connect(broker.listeners[0]!.port)
+      await upsertScramUser(c, 'alice', PASSWORD, 'SCRAM-SHA-512')
+      c.close()
+      const config = join(dir, 'client.properties')
+      writeFileSync(config, [
+        'security.protocol=SASL_PLAINTEXT',
+        'sasl.mechanism=SCRAM-SHA-512',
+        `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="${PASSWORD}";`,
+      ].join('\n') + '\n')
+      // 80 records at 10 a second: about 8 s, four session lifetimes.
+      const { stdout } = await javaTool('org.apache.kafka.tools.ProducerPerformance', [
+        '--topic', 'reauth', '--num-records', '80', '--record-size', '100', '--throughput', '10',
+        '--producer.config', config, '--producer-props', `bootstrap.servers=127.0.0.1:${broker.listeners[1]!.port}`, 'acks=all',
+      ], { version, timeoutMs: 120_000 })
+      expect(stdout).toMatch(/^80 records sent/m)
+      const authentications = lines.filter((l) => l.includes('authenticated as User:alice (SCRAM-SHA-512)')).length
+      const expiries = lines.filter((l) => l.includes('session expired')).length
+      // Every ~2 s the session is renewed on the same connection rather than the broker cutting it.
+      expect(authentications).toBeGreaterThanOrEqual(4)
+      expect(expiries).toBe(0)
+      recordPeer('Java client', javaVersion)
+    } finally {
+      await broker.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
