@@ -149,6 +149,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           truststoreLocation: config.sslTruststoreLocation,
           truststoreCertificates: config.sslTruststoreCertificates,
           clientAuth: config.sslClientAuth,
+          principalMappingRules: config.sslPrincipalMappingRules,
         })
       : undefined
     server = new KafkaServer({

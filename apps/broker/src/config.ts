@@ -93,6 +93,8 @@ export interface BrokerConfig {
   connectionsMaxReauthMs: number
   /** Kafka's connection.failed.authentication.delay.ms: a failed authentication is answered this late. */
   connectionFailedAuthenticationDelayMs: number
+  /** Kafka's ssl.principal.mapping.rules (KIP-371): how a client certificate's subject becomes the user name. */
+  sslPrincipalMappingRules: string
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -150,6 +152,7 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   saslPlainUsersFile: undefined,
   connectionsMaxReauthMs: 0,
   connectionFailedAuthenticationDelayMs: 100,
+  sslPrincipalMappingRules: 'DEFAULT',
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -227,6 +230,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'saslPlainUsersFile', flag: 'sasl-plain-users-file', env: 'TIDELOG_SASL_PLAIN_USERS_FILE', kind: { type: 'string', nonEmpty: true }, help: 'JAAS-style file whose user_NAME="password" entries are the PLAIN users' },
   { key: 'connectionsMaxReauthMs', flag: 'connections-max-reauth-ms', env: 'TIDELOG_CONNECTIONS_MAX_REAUTH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'SASL sessions last this long, then must re-authenticate (KIP-368); 0 never expires' },
   { key: 'connectionFailedAuthenticationDelayMs', flag: 'connection-failed-authentication-delay-ms', env: 'TIDELOG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'hold back the answer to a failed authentication this long before closing' },
+  { key: 'sslPrincipalMappingRules', flag: 'ssl-principal-mapping-rules', env: 'TIDELOG_SSL_PRINCIPAL_MAPPING_RULES', kind: { type: 'string', nonEmpty: true }, help: 'RULE:pattern/replacement/[LU],...,DEFAULT: the user name from a client certificate subject (KIP-371)' },
 ]
 
 const CONFIG_ENV = 'TIDELOG_CONFIG'

@@ -515,7 +515,15 @@ export class KafkaServer {
         return
       }
       secure.on('error', (err) => this.opts.logger.debug(`TLS on listener ${spec.name}: ${err.message}`))
-      const principal = tlsPrincipal(secure)
+      let principal: string
+      try {
+        principal = tlsPrincipal(secure, provider.principalRules)
+      } catch (err) {
+        // Kafka fails the connection when no ssl.principal.mapping.rules entry applies.
+        this.opts.logger.info(`TLS on listener ${spec.name}: ${(err as Error).message}`)
+        secure.destroy()
+        return
+      }
       if (spec.protocol === 'SSL') this.opts.security.authenticated(spec, 'TLS', principal)
       this.open(secure, normalizeAddress(secure.remoteAddress), listener, principal)
     })

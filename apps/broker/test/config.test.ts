@@ -66,7 +66,7 @@ describe('parseConfig', () => {
       sslKeystoreType: 'PEM', sslKeystoreLocation: undefined, sslKeystoreCertificateChain: undefined, sslKeystoreKey: undefined,
       sslKeyPassword: undefined, sslTruststoreType: 'PEM', sslTruststoreLocation: undefined, sslTruststoreCertificates: undefined,
       sslClientAuth: 'none', saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', saslPlainUsersFile: undefined,
-      connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100,
+      connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
     })
   })
 

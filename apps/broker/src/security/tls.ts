@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
+import { type PrincipalRule, mapPrincipal, parsePrincipalRules } from './principal-mapping.js'
 import { type SecureContextOptions, type TLSSocket, createSecureContext } from 'node:tls'
 
 export type ClientAuth = 'none' | 'requested' | 'required'
@@ -15,7 +16,11 @@ export interface TlsSettings {
   truststoreLocation: string | undefined
   truststoreCertificates: string | undefined
   clientAuth: ClientAuth
+  /** Kafka's ssl.principal.mapping.rules; DEFAULT keeps the subject. */
+  principalMappingRules?: string
 }
+
+const DEFAULT_RULES: readonly PrincipalRule[] = [{ kind: 'default' }]
 
 /**
  * The broker's TLS context. Files are re-read when their modification time changes, so
@@ -35,8 +40,11 @@ export class TlsContextProvider {
     if (s.clientAuth !== 'none' && s.truststoreLocation === undefined && s.truststoreCertificates === undefined) {
       throw new Error(`ssl-client-auth=${s.clientAuth} needs ssl-truststore-location or ssl-truststore-certificates to check client certificates`)
     }
+    this.principalRules = parsePrincipalRules(s.principalMappingRules ?? 'DEFAULT')
     this.current()
   }
+
+  readonly principalRules: readonly PrincipalRule[]
 
   get clientAuth(): ClientAuth {
     return this.s.clientAuth
@@ -96,7 +104,7 @@ function escapeDnValue(v: string): string {
  * Kafka's default SSL principal: `User:` and the client certificate's subject in RFC 2253
  * form (most specific attribute first), or User:ANONYMOUS without a certificate.
  */
-export function tlsPrincipal(socket: TLSSocket): string {
+export function tlsPrincipal(socket: TLSSocket, rules: readonly PrincipalRule[] = DEFAULT_RULES): string {
   const cert = socket.getPeerX509Certificate()
   if (cert === undefined) return 'User:ANONYMOUS'
   const rdns = cert.subject.split('\n').filter((l) => l !== '')
@@ -107,5 +115,5 @@ export function tlsPrincipal(socket: TLSSocket): string {
       return `${rdn.slice(0, eq)}=${escapeDnValue(rdn.slice(eq + 1))}`
     })
     .join(',')
-  return `User:${dn}`
+  return `User:${mapPrincipal(rules, dn)}`
 }

@@ -82,6 +82,25 @@ describe('SSL listener with ssl.client.auth=required (mTLS)', () => {
   })
 })
 
+describe('ssl.principal.mapping.rules over a real handshake', () => {
+  it('maps the certificate subject to the user name, and refuses a subject no rule covers', async () => {
+    const { b, log, ssl } = await start({ sslClientAuth: 'required', sslPrincipalMappingRules: 'RULE:^CN=(.*?),O=Tidelog Tests.*$/$1/U' })
+    try {
+      expect(await tryTls(ssl, { ca: certs.ca, key: certs.client.key, cert: certs.client.cert })).toBe(`served on ${ssl}`)
+      expect(log.lines.some((l) => l.includes('authenticated as User:APP-ONE (TLS)'))).toBe(true)
+    } finally {
+      await b.close()
+    }
+    const strict = await start({ sslClientAuth: 'required', sslPrincipalMappingRules: 'RULE:^CN=nobody$/x/' })
+    try {
+      expect(await tryTls(strict.ssl, { ca: certs.ca, key: certs.client.key, cert: certs.client.cert })).toMatch(/^refused/)
+      expect(strict.log.lines.some((l) => l.includes('No rules apply to CN=app-one,O=Tidelog Tests,C=US'))).toBe(true)
+    } finally {
+      await strict.b.close()
+    }
+  })
+})
+
 describe('SASL_SSL', () => {
   it('authenticates SCRAM-SHA-512 inside TLS without asking for a client certificate', async () => {
     const { b, plain, saslSsl } = await start({ sslClientAuth: 'required' })
