@@ -1,5 +1,4 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net'
-import { type Server as TlsServer, type TLSSocket, createServer as createTlsServer } from 'node:tls'
 import {
   ApiKeys,
   ErrorCodes,
@@ -16,7 +15,8 @@ import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
 import type { SecurityManager } from './security/manager.js'
-import { type TlsContextProvider, tlsPrincipal } from './security/tls.js'
+import type { TlsContextProvider } from './security/tls.js'
+import { TlsAcceptor } from './security/tls-acceptor.js'
 
 export interface ServerOptions {
   broker: BrokerContext
@@ -463,72 +463,33 @@ export class KafkaServer {
       this.open(socket, address, listener, undefined)
       return
     }
-    // The handshake is node's tls.Server's (it checks client certificates); it never listens
-    // itself: accepted sockets are handed to it, so quotas count them from the first byte.
-    const tlsServer = this.tlsServerFor(listener)
+    const acceptor = this.tlsAcceptorFor(listener)
     const key = `${socket.remoteAddress}:${socket.remotePort}`
     this.handshaking.set(key, socket)
     socket.on('error', () => {})
     socket.once('close', () => this.handshaking.delete(key))
-    tlsServer.emit('connection', socket)
+    acceptor.accept(socket)
   }
 
-  private readonly tlsServers = new Map<BoundListener, { server: TlsServer; generation: number }>()
+  private readonly acceptors = new Map<BoundListener, TlsAcceptor>()
 
-  private tlsServerFor(listener: BoundListener): TlsServer {
-    const provider = this.opts.tls!
-    const options = provider.current()
-    const known = this.tlsServers.get(listener)
-    if (known !== undefined) {
-      if (known.generation !== provider.generation) {
-        // Renewed files: new handshakes use them, open connections keep theirs.
-        known.server.setSecureContext(options)
-        known.generation = provider.generation
-      }
-      return known.server
-    }
+  private tlsAcceptorFor(listener: BoundListener): TlsAcceptor {
+    let acceptor = this.acceptors.get(listener)
+    if (acceptor !== undefined) return acceptor
     const spec = listener.spec
-    // As Kafka: ssl.client.auth applies to SSL listeners; SASL_SSL authenticates with SASL instead.
-    const clientAuth = spec.protocol === 'SSL' ? provider.clientAuth : 'none'
     const idleMs = this.opts.broker.config.connectionsMaxIdleMs
-    const server = createTlsServer({
-      ...options,
-      requestCert: clientAuth !== 'none',
-      rejectUnauthorized: clientAuth === 'required',
-      // A client that connects and never finishes the handshake is cut like an idle one.
-      handshakeTimeout: idleMs > 0 ? idleMs : 60_000,
-    })
-    server.on('tlsClientError', (err, socket) => {
-      this.opts.logger.debug(`TLS on listener ${spec.name}: ${err.message}`)
-      socket.destroy()
-    })
-    server.on('secureConnection', (secure: TLSSocket) => {
+    // A client that connects and never finishes the handshake is cut like an idle one.
+    acceptor = new TlsAcceptor(this.opts.tls!, spec, idleMs > 0 ? idleMs : 60_000, this.opts.logger, (secure, principal) => {
       this.handshaking.delete(`${secure.remoteAddress}:${secure.remotePort}`)
-      // "requested": a certificate is optional, but one that does not verify is refused (as the JDK's wantClientAuth).
-      if (clientAuth === 'requested' && !secure.authorized && secure.getPeerX509Certificate() !== undefined) {
-        this.opts.logger.debug(`TLS on listener ${spec.name}: client certificate refused: ${String(secure.authorizationError)}`)
-        secure.destroy()
-        return
-      }
       if (this.closing) {
-        secure.destroy()
-        return
-      }
-      secure.on('error', (err) => this.opts.logger.debug(`TLS on listener ${spec.name}: ${err.message}`))
-      let principal: string
-      try {
-        principal = tlsPrincipal(secure, provider.principalRules)
-      } catch (err) {
-        // Kafka fails the connection when no ssl.principal.mapping.rules entry applies.
-        this.opts.logger.info(`TLS on listener ${spec.name}: ${(err as Error).message}`)
         secure.destroy()
         return
       }
       if (spec.protocol === 'SSL') this.opts.security.authenticated(spec, 'TLS', principal)
       this.open(secure, normalizeAddress(secure.remoteAddress), listener, principal)
     })
-    this.tlsServers.set(listener, { server, generation: provider.generation })
-    return server
+    this.acceptors.set(listener, acceptor)
+    return acceptor
   }
 
   private open(socket: Socket, address: string, listener: BoundListener, principal: string | undefined): void {
