@@ -55,15 +55,24 @@ export class ScramCredentialStore {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
     if (text === undefined) return
-    const parsed = JSON.parse(text) as { version: number; users: Record<string, Record<string, string>> }
-    if (parsed.version !== 1) throw new Error(`${this.path}: unknown version ${parsed.version}`)
+    let parsed: { version: number; users: Record<string, Record<string, string>> }
+    try {
+      parsed = JSON.parse(text) as typeof parsed
+    } catch (err) {
+      throw new Error(`${this.path} is not valid JSON (${(err as Error).message}); restore it or remove it to start without SCRAM users`)
+    }
+    if (parsed.version !== 1 || typeof parsed.users !== 'object' || parsed.users === null) {
+      throw new Error(`${this.path}: unknown version ${String(parsed.version)} or layout`)
+    }
     for (const [user, mechs] of Object.entries(parsed.users)) {
       for (const [mech, cred] of Object.entries(mechs)) {
         if (!SCRAM_MECHANISMS.some((m) => m.name === mech)) {
           logger.warn(`${this.path}: ignoring unknown mechanism ${mech} for a user`)
           continue
         }
-        this.set(user, mech as ScramMechanismName, fromText(cred), false)
+        let m = this.users.get(user)
+        if (m === undefined) this.users.set(user, (m = new Map()))
+        m.set(mech as ScramMechanismName, fromText(cred))
       }
     }
   }
@@ -88,33 +97,31 @@ export class ScramCredentialStore {
     return { salt, storedKey: keys.storedKey, serverKey: keys.serverKey, iterations }
   }
 
-  /** Applies a batch of changes and writes the file once. */
+  /**
+   * Applies a batch of changes and writes the file once. The file is written first: if that
+   * fails, the error propagates and memory still matches what is on disk.
+   */
   apply(changes: { user: string; mechanism: ScramMechanismName; credential: ScramCredential | null }[]): void {
     if (changes.length === 0) return
+    const next = new Map([...this.users].map(([u, m]) => [u, new Map(m)]))
     for (const c of changes) {
-      if (c.credential === null) this.delete(c.user, c.mechanism)
-      else this.set(c.user, c.mechanism, c.credential, false)
+      let m = next.get(c.user)
+      if (c.credential === null) {
+        m?.delete(c.mechanism)
+        if (m?.size === 0) next.delete(c.user)
+        continue
+      }
+      if (m === undefined) next.set(c.user, (m = new Map()))
+      m.set(c.mechanism, c.credential)
     }
-    this.persist()
+    this.persist(next)
+    this.users.clear()
+    for (const [u, m] of next) this.users.set(u, m)
   }
 
-  private set(user: string, mechanism: ScramMechanismName, c: ScramCredential, persist: boolean): void {
-    let m = this.users.get(user)
-    if (m === undefined) this.users.set(user, (m = new Map()))
-    m.set(mechanism, c)
-    if (persist) this.persist()
-  }
-
-  private delete(user: string, mechanism: ScramMechanismName): void {
-    const m = this.users.get(user)
-    if (m === undefined) return
-    m.delete(mechanism)
-    if (m.size === 0) this.users.delete(user)
-  }
-
-  private persist(): void {
+  private persist(state: Map<string, Map<ScramMechanismName, ScramCredential>>): void {
     const users: Record<string, Record<string, string>> = {}
-    for (const [u, m] of this.users) {
+    for (const [u, m] of state) {
       users[u] = {}
       for (const [mech, c] of m) users[u][mech] = toText(c)
     }

@@ -310,3 +310,26 @@ describe('hostile input', () => {
     s.close()
   })
 })
+
+describe('SCRAM credential file faults', () => {
+  it('refuses to start on a corrupt credentials file, naming it', async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'scram-credentials.json'), '{ not json')
+    await expect(startBroker({ dataDir: dir, port: 0 })).rejects.toThrow(/scram-credentials\.json is not valid JSON/)
+  })
+
+  it('keeps memory and disk in step when the write fails', async () => {
+    const { plain, dir, sasl } = await start()
+    const admin = await RawClient.connect(plain)
+    await upsertScramUser(admin, 'frank', 'one', 'SCRAM-SHA-256')
+    // A directory where the temp file goes makes the atomic write fail.
+    const { mkdirSync } = await import('node:fs')
+    mkdirSync(join(dir, 'scram-credentials.json.tmp'))
+    const res = await upsertScramUser(admin, 'frank', 'two', 'SCRAM-SHA-256')
+    expect(res[0]!.errorCode).toBe(ErrorCodes.UNKNOWN_SERVER_ERROR)
+    const c = await RawClient.connect(sasl)
+    expect((await login(c, 'SCRAM-SHA-256', 'frank', 'one')).errorCode).toBe(0)
+    c.close()
+    admin.close()
+  })
+})
