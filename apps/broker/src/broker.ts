@@ -11,8 +11,8 @@ import { writeFileAtomicSync } from './log/checkpoint.js'
 import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
-import { type BoundListener, KafkaServer } from './server.js'
-import { resolveListeners, usesTls } from './security/listeners.js'
+import { KafkaServer } from './server.js'
+import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
 import { SecurityManager } from './security/manager.js'
 import { TlsContextProvider } from './security/tls.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
@@ -30,6 +30,17 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   fs?: LogFileSystem
 }
 
+/** One open listener as `startBroker()` reports it. */
+export interface ListenerInfo {
+  readonly name: string
+  readonly protocol: SecurityProtocol
+  /** The address and port bound (the ephemeral one chosen for port 0). */
+  readonly host: string
+  readonly port: number
+  /** What Metadata tells clients that connect on this listener. */
+  readonly advertised: { readonly host: string; readonly port: number }
+}
+
 export interface Broker {
   /** The address bound. */
   readonly host: string
@@ -41,7 +52,7 @@ export interface Broker {
   /** What Metadata tells clients. */
   readonly advertised: { readonly host: string; readonly port: number }
   /** Every listener opened, in the order given (the first is `host`/`port`/`advertised`). */
-  readonly listeners: readonly BoundListener[]
+  readonly listeners: readonly ListenerInfo[]
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -161,12 +172,13 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       security,
       ...(tls !== undefined ? { tls } : {}),
     })
-    const listeners = await server.listenAll()
+    const bound = await server.listenAll()
+    const listeners: ListenerInfo[] = bound.map((l) => ({ name: l.spec.name, protocol: l.spec.protocol, host: l.host, port: l.port, advertised: l.advertised }))
     const addr = { address: listeners[0]!.host, port: listeners[0]!.port }
     advertised.host = listeners[0]!.advertised.host
     advertised.port = listeners[0]!.advertised.port
     for (const l of listeners) {
-      logger.info(`listener ${l.spec.name} (${l.spec.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
+      logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
 
     let closing: Promise<void> | undefined

@@ -39,7 +39,7 @@ const metadata = (c: RawClient) => c.request(ApiKeys.Metadata, 12, { topics: nul
 describe('listeners', () => {
   it('opens each listener on its own port and Metadata advertises the one the client came in on', async () => {
     const { b, plain, sasl } = await start()
-    expect(b.listeners.map((l) => [l.spec.name, l.spec.protocol])).toEqual([['PLAINTEXT', 'PLAINTEXT'], ['SASL_PLAINTEXT', 'SASL_PLAINTEXT']])
+    expect(b.listeners.map((l) => [l.name, l.protocol])).toEqual([['PLAINTEXT', 'PLAINTEXT'], ['SASL_PLAINTEXT', 'SASL_PLAINTEXT']])
     expect(plain).not.toBe(sasl)
     const p = await RawClient.connect(plain)
     expect((await metadata(p)).brokers).toEqual([{ nodeId: 1, host: '127.0.0.1', port: plain, rack: null }])
@@ -62,7 +62,7 @@ describe('listeners', () => {
     await login(c, 'PLAIN', 'alice', 'alice-secret')
     expect((await metadata(c)).brokers[0]).toMatchObject({ host: 'kafka.example', port: 19093 })
     c.close()
-    expect(b.listeners[1]!.spec.protocol).toBe('SASL_PLAINTEXT')
+    expect(b.listeners[1]!.protocol).toBe('SASL_PLAINTEXT')
     await expect(startBroker({ dataDir: tempDir(), listeners: 'WEIRD://127.0.0.1:0' })).rejects.toThrow(/WEIRD has no security protocol/)
     await expect(startBroker({ dataDir: tempDir(), listeners: 'PLAINTEXT://nope' })).rejects.toThrow(/not NAME:\/\/host:port/)
   })
@@ -71,7 +71,7 @@ describe('listeners', () => {
     const b = await startBroker({ port: 0, dataDir: tempDir() })
     brokers.push(b)
     expect(b.listeners).toHaveLength(1)
-    expect(b.listeners[0]!.spec).toMatchObject({ name: 'PLAINTEXT', protocol: 'PLAINTEXT' })
+    expect(b.listeners[0]!).toMatchObject({ name: 'PLAINTEXT', protocol: 'PLAINTEXT' })
     const c = await RawClient.connect(b.port)
     expect((await metadata(c)).brokers[0].port).toBe(b.port)
     // SASL on a listener without it: ILLEGAL_SASL_STATE, and the connection stays usable (Kafka's KafkaApis).
