@@ -12,6 +12,9 @@ import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
+import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
+import { SecurityManager } from './security/manager.js'
+import { TlsContextProvider } from './security/tls.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
 import { TransactionCoordinator } from './txn/coordinator.js'
 import { TransactionStore } from './txn/store.js'
@@ -29,6 +32,17 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   fs?: LogFileSystem
 }
 
+/** One open listener as `startBroker()` reports it. */
+export interface ListenerInfo {
+  readonly name: string
+  readonly protocol: SecurityProtocol
+  /** The address and port bound (the ephemeral one chosen for port 0). */
+  readonly host: string
+  readonly port: number
+  /** What Metadata tells clients that connect on this listener. */
+  readonly advertised: { readonly host: string; readonly port: number }
+}
+
 export interface Broker {
   /** The address bound. */
   readonly host: string
@@ -39,6 +53,8 @@ export interface Broker {
   readonly clusterId: string
   /** What Metadata tells clients. */
   readonly advertised: { readonly host: string; readonly port: number }
+  /** Every listener opened, in the order given (the first is `host`/`port`/`advertised`). */
+  readonly listeners: readonly ListenerInfo[]
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -80,10 +96,6 @@ function loadMeta(dataDir: string, nodeId: number): string {
   const clusterId = randomUuid()
   writeFileAtomicSync(path, `version=1\ncluster.id=${clusterId}\nnode.id=${nodeId}\n`)
   return clusterId
-}
-
-function isWildcard(host: string): boolean {
-  return host === '0.0.0.0' || host === '::' || host === '[::]' || host === ''
 }
 
 /**
@@ -142,11 +154,44 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     // Before the first request: transactions a crash left preparing complete now.
     txns.start()
     const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds, txns }
-    server = new KafkaServer({ broker: context, registry: createRegistry(), maxRequestBytes: config.maxRequestBytes, logger })
-    const addr = await server.listen(config.host, config.port)
-    advertised.host = config.advertisedHost ?? (isWildcard(config.host) ? '127.0.0.1' : config.host)
-    advertised.port = config.advertisedPort ?? addr.port
-    logger.info(`listening on ${addr.address}:${addr.port}, advertised as ${advertised.host}:${advertised.port}`)
+    const listenerSpecs = resolveListeners(config)
+    const security = new SecurityManager({
+      dataDir,
+      logger,
+      enabledMechanisms: config.saslEnabledMechanisms.split(',').map((m) => m.trim().toUpperCase()).filter((m) => m !== ''),
+      plainUsersFile: config.saslPlainUsersFile,
+      reauthMs: config.connectionsMaxReauthMs,
+      failedAuthenticationDelayMs: config.connectionFailedAuthenticationDelayMs,
+    })
+    const tls = listenerSpecs.some((l) => usesTls(l.protocol))
+      ? new TlsContextProvider({
+          keystoreLocation: config.sslKeystoreLocation,
+          keystoreCertificateChain: config.sslKeystoreCertificateChain,
+          keystoreKey: config.sslKeystoreKey,
+          keyPassword: config.sslKeyPassword,
+          truststoreLocation: config.sslTruststoreLocation,
+          truststoreCertificates: config.sslTruststoreCertificates,
+          clientAuth: config.sslClientAuth,
+          principalMappingRules: config.sslPrincipalMappingRules,
+        })
+      : undefined
+    server = new KafkaServer({
+      broker: context,
+      registry: createRegistry(),
+      maxRequestBytes: config.maxRequestBytes,
+      logger,
+      listeners: listenerSpecs,
+      security,
+      ...(tls !== undefined ? { tls } : {}),
+    })
+    const bound = await server.listenAll()
+    const listeners: ListenerInfo[] = bound.map((l) => ({ name: l.spec.name, protocol: l.spec.protocol, host: l.host, port: l.port, advertised: l.advertised }))
+    const addr = { address: listeners[0]!.host, port: listeners[0]!.port }
+    advertised.host = listeners[0]!.advertised.host
+    advertised.port = listeners[0]!.advertised.port
+    for (const l of listeners) {
+      logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
+    }
 
     let closing: Promise<void> | undefined
     const s = server
@@ -159,6 +204,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       nodeId: config.nodeId,
       clusterId,
       advertised,
+      listeners,
       close() {
         closing ??= (async () => {
           const stopped = s.close()

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { resolveListeners } from './security/listeners.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
 
@@ -78,6 +79,32 @@ export interface BrokerConfig {
   /** Partitions this broker hosts in total (KIP-578's max.broker.partitions). */
   maxBrokerPartitions: number
   logLevel: LogLevel
+  /** Kafka's listeners: NAME://host:port,...; unset, one PLAINTEXT listener on host:port. */
+  listeners: string | undefined
+  /** Kafka's advertised.listeners: what Metadata returns to a client that came in on each listener. */
+  advertisedListeners: string | undefined
+  /** Kafka's listener.security.protocol.map: NAME:PROTOCOL,... */
+  listenerSecurityProtocolMap: string | undefined
+  /** Only PEM (Kafka's ssl.keystore.type=PEM); JKS and PKCS12 need the JVM's key tools. */
+  sslKeystoreType: 'PEM'
+  sslKeystoreLocation: string | undefined
+  sslKeystoreCertificateChain: string | undefined
+  sslKeystoreKey: string | undefined
+  sslKeyPassword: string | undefined
+  sslTruststoreType: 'PEM'
+  sslTruststoreLocation: string | undefined
+  sslTruststoreCertificates: string | undefined
+  sslClientAuth: 'none' | 'requested' | 'required'
+  /** Kafka's sasl.enabled.mechanisms, comma separated. */
+  saslEnabledMechanisms: string
+  /** A JAAS-style file: its user_NAME="password" options are the PLAIN users (as Kafka's PlainLoginModule). */
+  saslPlainUsersFile: string | undefined
+  /** KIP-368: authenticated sessions last this long, then must re-authenticate; 0 never expires. */
+  connectionsMaxReauthMs: number
+  /** Kafka's connection.failed.authentication.delay.ms: a failed authentication is answered this late. */
+  connectionFailedAuthenticationDelayMs: number
+  /** Kafka's ssl.principal.mapping.rules (KIP-371): how a client certificate's subject becomes the user name. */
+  sslPrincipalMappingRules: string
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -123,6 +150,24 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   // and a few KiB of memory, so an unbounded count lets one client exhaust both.
   maxBrokerPartitions: 100_000,
   logLevel: 'info',
+  listeners: undefined,
+  advertisedListeners: undefined,
+  listenerSecurityProtocolMap: undefined,
+  sslKeystoreType: 'PEM',
+  sslKeystoreLocation: undefined,
+  sslKeystoreCertificateChain: undefined,
+  sslKeystoreKey: undefined,
+  sslKeyPassword: undefined,
+  sslTruststoreType: 'PEM',
+  sslTruststoreLocation: undefined,
+  sslTruststoreCertificates: undefined,
+  sslClientAuth: 'none',
+  // Kafka's default is GSSAPI, which is not served; these are what is.
+  saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+  saslPlainUsersFile: undefined,
+  connectionsMaxReauthMs: 0,
+  connectionFailedAuthenticationDelayMs: 100,
+  sslPrincipalMappingRules: 'DEFAULT',
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -189,6 +234,23 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'maxPartitionsPerRequest', flag: 'max-partitions-per-request', env: 'TIDELOG_MAX_PARTITIONS_PER_REQUEST', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'partitions one CreateTopics or CreatePartitions request may create' },
   { key: 'maxBrokerPartitions', flag: 'max-broker-partitions', env: 'TIDELOG_MAX_BROKER_PARTITIONS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'partitions this broker may host in total (KIP-578)' },
   { key: 'logLevel', flag: 'log-level', env: 'TIDELOG_LOG_LEVEL', kind: { type: 'enum', values: ['error', 'warn', 'info', 'debug'] }, help: 'error | warn | info | debug' },
+  { key: 'listeners', flag: 'listeners', env: 'TIDELOG_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: "listeners to open, e.g. 'PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093' (replaces --host/--port)" },
+  { key: 'advertisedListeners', flag: 'advertised-listeners', env: 'TIDELOG_ADVERTISED_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: 'NAME://host:port per listener, as Metadata tells clients (default: the bound address)' },
+  { key: 'listenerSecurityProtocolMap', flag: 'listener-security-protocol-map', env: 'TIDELOG_LISTENER_SECURITY_PROTOCOL_MAP', kind: { type: 'string', nonEmpty: true }, help: 'NAME:PROTOCOL pairs for listeners not named after their protocol', defaultText: 'each protocol name to itself' },
+  { key: 'sslKeystoreType', flag: 'ssl-keystore-type', env: 'TIDELOG_SSL_KEYSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslKeystoreLocation', flag: 'ssl-keystore-location', env: 'TIDELOG_SSL_KEYSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file with the private key and certificate chain; re-read when it changes' },
+  { key: 'sslKeystoreCertificateChain', flag: 'ssl-keystore-certificate-chain', env: 'TIDELOG_SSL_KEYSTORE_CERTIFICATE_CHAIN', kind: { type: 'string', nonEmpty: true }, help: 'the certificate chain as PEM text (instead of a keystore file)' },
+  { key: 'sslKeystoreKey', flag: 'ssl-keystore-key', env: 'TIDELOG_SSL_KEYSTORE_KEY', kind: { type: 'string', nonEmpty: true }, help: 'the private key as PEM text (instead of a keystore file)' },
+  { key: 'sslKeyPassword', flag: 'ssl-key-password', env: 'TIDELOG_SSL_KEY_PASSWORD', kind: { type: 'string', nonEmpty: true }, help: 'passphrase of an encrypted private key' },
+  { key: 'sslTruststoreType', flag: 'ssl-truststore-type', env: 'TIDELOG_SSL_TRUSTSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslTruststoreLocation', flag: 'ssl-truststore-location', env: 'TIDELOG_SSL_TRUSTSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file of the CAs client certificates must chain to' },
+  { key: 'sslTruststoreCertificates', flag: 'ssl-truststore-certificates', env: 'TIDELOG_SSL_TRUSTSTORE_CERTIFICATES', kind: { type: 'string', nonEmpty: true }, help: 'those CAs as PEM text' },
+  { key: 'sslClientAuth', flag: 'ssl-client-auth', env: 'TIDELOG_SSL_CLIENT_AUTH', kind: { type: 'enum', values: ['none', 'requested', 'required'] }, help: 'none | requested | required: ask TLS clients for a certificate (its subject is the principal)' },
+  { key: 'saslEnabledMechanisms', flag: 'sasl-enabled-mechanisms', env: 'TIDELOG_SASL_ENABLED_MECHANISMS', kind: { type: 'string', nonEmpty: true }, help: 'SASL mechanisms offered: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512' },
+  { key: 'saslPlainUsersFile', flag: 'sasl-plain-users-file', env: 'TIDELOG_SASL_PLAIN_USERS_FILE', kind: { type: 'string', nonEmpty: true }, help: 'JAAS-style file whose user_NAME="password" entries are the PLAIN users' },
+  { key: 'connectionsMaxReauthMs', flag: 'connections-max-reauth-ms', env: 'TIDELOG_CONNECTIONS_MAX_REAUTH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'SASL sessions last this long, then must re-authenticate (KIP-368); 0 never expires' },
+  { key: 'connectionFailedAuthenticationDelayMs', flag: 'connection-failed-authentication-delay-ms', env: 'TIDELOG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'hold back the answer to a failed authentication this long before closing' },
+  { key: 'sslPrincipalMappingRules', flag: 'ssl-principal-mapping-rules', env: 'TIDELOG_SSL_PRINCIPAL_MAPPING_RULES', kind: { type: 'string', nonEmpty: true }, help: 'RULE:pattern/replacement/[LU],...,DEFAULT: the user name from a client certificate subject (KIP-371)' },
 ]
 
 const CONFIG_ENV = 'TIDELOG_CONFIG'
@@ -337,6 +399,8 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
   for (const o of OPTIONS) {
     byFileKey.set(o.key, o)
     byFileKey.set(o.flag, o)
+    // Kafka's own spelling too (ssl.keystore.location), so a server.properties line carries over.
+    byFileKey.set(o.flag.replace(/-/g, '.'), o)
   }
   for (const k of Object.keys(file)) {
     if (!byFileKey.has(k)) throw new ConfigError(`config file ${configPath}: unknown option "${k}"`)
@@ -367,6 +431,13 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
 // Kafka's own rule (KafkaConfig): a pool smaller than the largest request could
 // never hold one, and that connection would wait forever.
 function checkCombination(config: BrokerConfig): void {
+  // Throws ConfigError naming the bad listener, so a typo fails at parse time, not at bind.
+  resolveListeners(config)
+  for (const m of config.saslEnabledMechanisms.split(',')) {
+    if (!['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(m.trim().toUpperCase())) {
+      throw new ConfigError(`sasl-enabled-mechanisms: ${m.trim()} is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI is not)`)
+    }
+  }
   if (config.queuedMaxRequestBytes > 0 && config.queuedMaxRequestBytes < config.maxRequestBytes) {
     throw new ConfigError(
       `queued-max-request-bytes (${config.queuedMaxRequestBytes}) must be -1 or at least max-request-bytes (${config.maxRequestBytes})`,

@@ -30,8 +30,10 @@ async function main(): Promise<void> {
     process.stderr.write(`tidelog-broker: cannot start: ${(err as Error).message}\n`)
     process.exit(1)
   }
+  // One ready line on stdout (scripts wait for it); further listeners are named on it too.
+  const more = broker.listeners.length > 1 ? `, listeners ${broker.listeners.map((l) => `${l.name}://${l.host}:${l.port}`).join(',')}` : ''
   process.stdout.write(
-    `tidelog-broker listening on ${broker.host}:${broker.port} (node ${config.nodeId}, data ${broker.dataDir})\n`,
+    `tidelog-broker listening on ${broker.host}:${broker.port} (node ${config.nodeId}, data ${broker.dataDir}${more})\n`,
   )
 
   let closing = false

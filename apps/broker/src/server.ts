@@ -12,6 +12,11 @@ import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
 import { encodeResponseChunks } from './response-frame.js'
+import { ConnectionSecurity } from './security/authenticator.js'
+import { type ListenerSpec, usesTls } from './security/listeners.js'
+import type { SecurityManager } from './security/manager.js'
+import type { TlsContextProvider } from './security/tls.js'
+import { TlsAcceptor } from './security/tls-acceptor.js'
 
 export interface ServerOptions {
   broker: BrokerContext
@@ -20,7 +25,27 @@ export interface ServerOptions {
   logger: Logger
   /** Requests decoded but not yet answered, per connection, before reading pauses. */
   maxInFlight?: number
+  /** What to open; one PLAINTEXT listener on the broker's host:port when absent. */
+  listeners?: readonly ListenerSpec[]
+  /** SASL mechanisms, users and SCRAM credentials. */
+  security: SecurityManager
+  /** Certificates for SSL and SASL_SSL listeners. */
+  tls?: TlsContextProvider
 }
+
+/** One open listener: its spec, where it is bound, and what Metadata tells its clients. */
+export interface BoundListener {
+  readonly spec: ListenerSpec
+  readonly host: string
+  readonly port: number
+  readonly advertised: { host: string; port: number }
+  /** The broker as handlers on this listener see it: `advertised` is this listener's (Kafka answers per listener). */
+  readonly broker: BrokerContext
+}
+
+// Kafka's sasl.server.max.receive.size: before authentication a frame may not exceed this,
+// so an unauthenticated peer cannot make the broker buffer a 100 MB "token".
+const SASL_MAX_RECEIVE_BYTES = 512 * 1024
 
 interface Slot {
   apiKey: number
@@ -77,6 +102,8 @@ class Connection implements PoolMember {
     /** The client address its quota is counted under. */
     readonly address: string,
     private readonly pool: RequestMemoryPool,
+    private readonly listener: BoundListener,
+    private readonly security: ConnectionSecurity,
   ) {
     this.peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`
     this.decoder = new FrameDecoder({ maxFrameBytes: opts.maxRequestBytes })
@@ -170,6 +197,12 @@ class Connection implements PoolMember {
       this.destroy((err as Error).message)
       return
     }
+    if (this.security.current !== 'authenticated' && this.security.current !== 'reauthenticate') {
+      if (this.decoder.pending > SASL_MAX_RECEIVE_BYTES || frames.some((f) => f.length > SASL_MAX_RECEIVE_BYTES)) {
+        this.destroy(`a frame over ${SASL_MAX_RECEIVE_BYTES} bytes before authentication (sasl.server.max.receive.size)`)
+        return
+      }
+    }
     for (const f of frames) this.backlogBytes += f.length
     this.account(frames.length > 0)
     if (frames.length === 0) return
@@ -241,12 +274,21 @@ class Connection implements PoolMember {
 
   /** Dispatches one request; returns the handler's promise while it runs asynchronously. */
   private handleFrame(frame: Buffer): Promise<unknown> | undefined {
+    if (this.security.rawTokens) {
+      this.handleRawToken(frame)
+      return
+    }
     const reader = new Reader(frame)
     let header: RequestHeader
     try {
       header = decodeRequestHeader(reader)
     } catch (err) {
       this.destroy(`malformed request header: ${(err as Error).message}`)
+      return
+    }
+    const refused = this.security.admit(header.apiKey)
+    if (refused !== undefined) {
+      this.destroy(refused)
       return
     }
     const handler = this.opts.registry.get(header.apiKey)
@@ -279,7 +321,8 @@ class Connection implements PoolMember {
       return
     }
     const ctx: RequestContext = {
-      broker: this.opts.broker,
+      broker: this.listener.broker,
+      security: this.security,
       header,
       version: v,
       peer: this.peer,
@@ -304,6 +347,22 @@ class Connection implements PoolMember {
     }
     this.complete(slot, handler, result)
     return undefined
+  }
+
+  /** After SaslHandshake v0 the client sends bare tokens and gets bare, length-prefixed answers. */
+  private handleRawToken(frame: Buffer): void {
+    const r = this.security.authenticate(frame, -1)
+    if (r.close) {
+      // No frame can carry an error here: Kafka closes the connection.
+      this.destroy('SASL authentication failed')
+      return
+    }
+    const slot = this.enqueue(-1, 0, 0)
+    const size = Buffer.alloc(4)
+    size.writeInt32BE(r.authBytes.length)
+    slot.out = [size, r.authBytes]
+    slot.done = true
+    this.flushQueue()
   }
 
   private enqueue(apiKey: number, version: number, correlationId: number): Slot {
@@ -362,12 +421,23 @@ class Connection implements PoolMember {
   }
 }
 
-/** The TCP side of the broker: accepts connections and feeds them to the handlers. */
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]' || host === ''
+}
+
+/**
+ * The network side of the broker: one server socket per listener (PLAINTEXT, SSL,
+ * SASL_PLAINTEXT, SASL_SSL), each connection fed to the handlers once its TLS handshake
+ * (if any) is done; SASL listeners authenticate before anything else is served.
+ */
 export class KafkaServer {
-  private readonly server: Server
+  private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
+  /** Accepted TLS sockets still in their handshake: counted against the quotas, cut at close. */
+  private readonly handshaking = new Map<string, Socket>()
   private readonly quotas: ConnectionQuotas
   private readonly pool: RequestMemoryPool
+  private closing = false
 
   constructor(private readonly opts: ServerOptions) {
     const config = opts.broker.config
@@ -377,33 +447,91 @@ export class KafkaServer {
       logger: opts.logger,
     })
     this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes, opts.logger)
-    this.server = createServer({ noDelay: true }, (socket) => {
-      const address = normalizeAddress(socket.remoteAddress)
-      if (this.quotas.tryAcquire(address) !== undefined) {
-        // Refused as Kafka does: closed at once, before a byte is read.
-        socket.on('error', () => {})
-        socket.destroy()
-        return
-      }
-      this.connections.add(new Connection(this, socket, opts, address, this.pool))
-    })
   }
 
-  listen(host: string, port: number): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err)
-      this.server.once('error', onError)
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError)
-        this.server.on('error', (err) => this.opts.logger.error(`server: ${err.message}`))
-        resolve(this.server.address() as AddressInfo)
-      })
+  private accept(socket: Socket, listener: BoundListener): void {
+    const address = normalizeAddress(socket.remoteAddress)
+    if (this.closing || this.quotas.tryAcquire(address) !== undefined) {
+      // Refused as Kafka does: closed at once, before a byte is read.
+      socket.on('error', () => {})
+      socket.destroy()
+      return
+    }
+    // The quota follows the TCP socket, so a TLS handshake that never ends still counts.
+    socket.once('close', () => this.quotas.release(address))
+    if (!usesTls(listener.spec.protocol)) {
+      this.open(socket, address, listener, undefined)
+      return
+    }
+    const acceptor = this.tlsAcceptorFor(listener)
+    const key = `${socket.remoteAddress}:${socket.remotePort}`
+    this.handshaking.set(key, socket)
+    socket.on('error', () => {})
+    socket.once('close', () => this.handshaking.delete(key))
+    acceptor.accept(socket)
+  }
+
+  private readonly acceptors = new Map<BoundListener, TlsAcceptor>()
+
+  private tlsAcceptorFor(listener: BoundListener): TlsAcceptor {
+    let acceptor = this.acceptors.get(listener)
+    if (acceptor !== undefined) return acceptor
+    const spec = listener.spec
+    const idleMs = this.opts.broker.config.connectionsMaxIdleMs
+    // A client that connects and never finishes the handshake is cut like an idle one.
+    acceptor = new TlsAcceptor(this.opts.tls!, spec, idleMs > 0 ? idleMs : 60_000, this.opts.logger, (secure, principal) => {
+      this.handshaking.delete(`${secure.remoteAddress}:${secure.remotePort}`)
+      if (this.closing) {
+        secure.destroy()
+        return
+      }
+      if (spec.protocol === 'SSL') this.opts.security.authenticated(spec, 'TLS', principal)
+      this.open(secure, normalizeAddress(secure.remoteAddress), listener, principal)
     })
+    this.acceptors.set(listener, acceptor)
+    return acceptor
+  }
+
+  private open(socket: Socket, address: string, listener: BoundListener, principal: string | undefined): void {
+    const security = new ConnectionSecurity(this.opts.security, listener.spec, principal)
+    this.connections.add(new Connection(this, socket, this.opts, address, this.pool, listener, security))
+  }
+
+  /** Binds every listener in order; a failure closes those already bound. */
+  async listenAll(): Promise<BoundListener[]> {
+    const config = this.opts.broker.config
+    const specs = this.opts.listeners ?? [{ name: 'PLAINTEXT', protocol: 'PLAINTEXT' as const, host: config.host, port: config.port }]
+    const bound: BoundListener[] = []
+    try {
+      for (const spec of specs) {
+        if (usesTls(spec.protocol) && this.opts.tls === undefined) throw new Error(`listener ${spec.name} (${spec.protocol}) needs a TLS keystore`)
+        const advertised = { host: '', port: 0 }
+        const listener: BoundListener = { spec, host: '', port: 0, advertised, broker: { ...this.opts.broker, advertised } }
+        const server = createServer({ noDelay: true }, (socket) => this.accept(socket, listener))
+        this.servers.push(server)
+        const addr = await new Promise<AddressInfo>((resolve, reject) => {
+          server.once('error', reject)
+          server.listen(spec.port, spec.host === '' ? '0.0.0.0' : spec.host, () => {
+            server.off('error', reject)
+            server.on('error', (err) => this.opts.logger.error(`listener ${spec.name}: ${err.message}`))
+            resolve(server.address() as AddressInfo)
+          })
+        })
+        advertised.host = spec.advertised?.host || (isWildcard(spec.host) ? '127.0.0.1' : spec.host)
+        advertised.port = spec.advertised?.port || addr.port
+        Object.assign(listener, { host: addr.address, port: addr.port })
+        bound.push(listener)
+      }
+    } catch (err) {
+      await Promise.all(this.servers.map((srv) => new Promise((r) => srv.close(r))))
+      throw err
+    }
+    return bound
   }
 
   /** @internal */
   forget(c: Connection): void {
-    if (this.connections.delete(c)) this.quotas.release(c.address)
+    this.connections.delete(c)
   }
 
   /**
@@ -412,7 +540,9 @@ export class KafkaServer {
    * busy after `graceMs` are cut.
    */
   async close(graceMs = 10_000): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
+    this.closing = true
+    const closed = Promise.all(this.servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))))
+    for (const s of this.handshaking.values()) s.destroy()
     for (const c of this.connections) c.shutdown()
     const deadline = Date.now() + graceMs
     while (this.connections.size > 0 && Date.now() < deadline) {

@@ -68,6 +68,12 @@ describe('parseConfig', () => {
       maxConnections: 2147483647, maxConnectionsPerIp: 2147483647, connectionsMaxIdleMs: 600000,
       queuedMaxRequestBytes: 256 * 2 ** 20, maxPartitionsPerRequest: 10000, maxBrokerPartitions: 100000,
       logLevel: 'debug',
+      // The security options (issue 16) at their defaults.
+      listeners: undefined, advertisedListeners: undefined, listenerSecurityProtocolMap: undefined,
+      sslKeystoreType: 'PEM', sslKeystoreLocation: undefined, sslKeystoreCertificateChain: undefined, sslKeystoreKey: undefined,
+      sslKeyPassword: undefined, sslTruststoreType: 'PEM', sslTruststoreLocation: undefined, sslTruststoreCertificates: undefined,
+      sslClientAuth: 'none', saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', saslPlainUsersFile: undefined,
+      connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
     })
   })
 

@@ -34,6 +34,10 @@ import { apiVersionsHandler } from './18-api-versions.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
+import { saslHandshakeHandler } from './17-sasl-handshake.js'
+import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
+import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
+import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
 import type { ApiHandler } from './types.js'
 
 export type { ApiHandler, RequestContext } from './types.js'
@@ -87,6 +91,10 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     alterConfigsHandler,
     describeLogDirsHandler,
     incrementalAlterConfigsHandler,
+    saslHandshakeHandler,
+    saslAuthenticateHandler,
+    describeUserScramCredentialsHandler,
+    alterUserScramCredentialsHandler,
   ] as ApiHandler[]) {
     add(h)
   }

@@ -1,5 +1,6 @@
 import type { ApiDefinition, RequestHeader } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
+import type { ConnectionSecurity } from '../security/authenticator.js'
 
 export interface RequestContext {
   readonly broker: BrokerContext
@@ -13,6 +14,8 @@ export interface RequestContext {
    * the error).
    */
   closeConnection(reason: string): void
+  /** This connection's authentication (state, principal) and the broker's credentials; absent outside a server. */
+  readonly security?: ConnectionSecurity
 }
 
 /**

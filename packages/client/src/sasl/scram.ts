@@ -1,44 +1,25 @@
-import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto'
-import { promisify } from 'node:util'
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import {
+  SCRAM_MIN_ITERATIONS,
+  type ScramHash,
+  parseScramAttributes as parseAttributes,
+  saslName,
+  scramHmac,
+  scramKeys as deriveKeys,
+  xorBytes,
+} from '@tidelog/protocol'
 import type { SaslMechanism, ScramOptions } from './types.js'
 
-const pbkdf2Async = promisify(pbkdf2)
+// The arithmetic lives in @tidelog/protocol so the broker's authenticator shares it.
+export { SCRAM_MIN_ITERATIONS, saslName }
 
-type Hash = 'sha256' | 'sha512'
+type Hash = ScramHash
 
-const KEY_LENGTH: Record<Hash, number> = { sha256: 32, sha512: 64 }
-
-/** Kafka's ScramMechanism refuses fewer iterations than this for both SHA-256 and SHA-512. */
-export const SCRAM_MIN_ITERATIONS = 4096
-
-/** RFC 5802 5.1: ',' and '=' in a username are escaped as =2C and =3D. */
-export function saslName(username: string): string {
-  return username.replace(/=/g, '=3D').replace(/,/g, '=2C')
-}
-
-function hmac(hash: Hash, key: Buffer, data: string): Buffer {
-  return createHmac(hash, key).update(data, 'utf8').digest()
-}
-
-function parseAttributes(message: string): Map<string, string> {
-  const out = new Map<string, string>()
-  for (const part of message.split(',')) {
-    const eq = part.indexOf('=')
-    if (eq !== 1) throw new Error(`malformed SCRAM message ${JSON.stringify(message)}`)
-    out.set(part[0]!, part.slice(2))
-  }
-  return out
-}
+const hmac = (hash: Hash, key: Buffer, data: string): Buffer => scramHmac(hash, key, data)
 
 /** The keys derived from a password; exported for tests that play the server's part. */
-export async function scramKeys(hash: Hash, password: string, salt: Buffer, iterations: number) {
-  // Kafka's ScramFormatter.normalize is plain UTF-8 (no SASLprep), so the client must not
-  // normalize either or non-ASCII passwords would stop matching.
-  const salted = await pbkdf2Async(Buffer.from(password, 'utf8'), salt, iterations, KEY_LENGTH[hash], hash)
-  const clientKey = hmac(hash, salted, 'Client Key')
-  const storedKey = createHash(hash).update(clientKey).digest()
-  const serverKey = hmac(hash, salted, 'Server Key')
-  return { salted, clientKey, storedKey, serverKey }
+export function scramKeys(hash: Hash, password: string, salt: Buffer, iterations: number) {
+  return deriveKeys(hash, password, salt, iterations)
 }
 
 /**
@@ -73,8 +54,7 @@ export function scramMechanism(
       const clientFinalWithoutProof = `c=biws,r=${serverNonce}`
       const authMessage = `${clientFirstBare},${serverFirst},${clientFinalWithoutProof}`
       const clientSignature = hmac(hash, keys.storedKey, authMessage)
-      const proof = Buffer.alloc(clientSignature.length)
-      for (let i = 0; i < proof.length; i++) proof[i] = keys.clientKey[i]! ^ clientSignature[i]!
+      const proof = xorBytes(keys.clientKey, clientSignature)
 
       const serverFinal = (yield Buffer.from(`${clientFinalWithoutProof},p=${proof.toString('base64')}`, 'utf8')).toString('utf8')
       const final = parseAttributes(serverFinal)

@@ -1,0 +1,177 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { parseScramAttributes, scramDigest, scramHmac, unescapeSaslName, xorBytes } from '@tidelog/protocol'
+import { type ScramCredentialStore, type ScramMechanismName, scramHashOf } from './credentials.js'
+
+/**
+ * A failed exchange. `clientMessage` is what SaslAuthenticate's error_message carries;
+ * it never contains a secret. As Kafka's SaslServerAuthenticator, a failure the mechanism
+ * explains (SaslAuthenticationException) is sent as is, anything else as the generic
+ * "invalid credentials" text.
+ */
+export class SaslFailure extends Error {
+  constructor(readonly clientMessage: string) {
+    super(clientMessage)
+    this.name = 'SaslFailure'
+  }
+}
+
+/** The text Kafka sends when the mechanism gives no reason of its own. */
+export function genericFailure(mechanism: string, reauthenticating = false): string {
+  return `Authentication failed during ${reauthenticating ? 're-authentication' : 'authentication'} due to invalid credentials with SASL mechanism ${mechanism}`
+}
+
+/** One server side of one exchange: each client token in, the answer out, until complete. */
+export interface SaslServer {
+  readonly mechanism: string
+  /** Throws SaslFailure. */
+  evaluate(token: Buffer): Buffer
+  readonly complete: boolean
+  /** The authenticated user name, once complete. */
+  readonly authorizationId: string
+}
+
+export const SUPPORTED_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
+export type MechanismName = (typeof SUPPORTED_MECHANISMS)[number]
+
+/** RFC 4616: one message `authzid NUL authcid NUL password`, checked against the users file. */
+export class PlainServer implements SaslServer {
+  readonly mechanism = 'PLAIN'
+  complete = false
+  authorizationId = ''
+
+  constructor(private readonly users: ReadonlyMap<string, string>) {}
+
+  evaluate(token: Buffer): Buffer {
+    if (this.complete) throw new SaslFailure(genericFailure(this.mechanism))
+    const parts = token.toString('utf8').split('\0')
+    if (parts.length !== 3) throw new SaslFailure(genericFailure(this.mechanism))
+    const [authzid, username, password] = parts as [string, string, string]
+    if (username === '') throw new SaslFailure('Authentication failed: username not specified')
+    if (password === '') throw new SaslFailure('Authentication failed: password not specified')
+    const expected = this.users.get(username)
+    if (expected === undefined || !constantTimeEqual(expected, password)) {
+      throw new SaslFailure('Authentication failed: Invalid username or password')
+    }
+    if (authzid !== '' && authzid !== username) {
+      throw new SaslFailure('Authentication failed: Client requested an authorization id that is different from username')
+    }
+    this.complete = true
+    this.authorizationId = username
+    return Buffer.alloc(0)
+  }
+}
+
+function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  // Compare equal lengths always, so timing does not reveal the password's length either.
+  const same = x.length === y.length
+  return timingSafeEqual(same ? x : y, y) && same
+}
+
+type ScramStep = 'client-first' | 'client-final' | 'done'
+
+/**
+ * The server side of SCRAM (RFC 5802, RFC 7677) as Kafka speaks it (KIP-84): no channel
+ * binding, no SASLprep, extensions after the nonce allowed but tokenauth (delegation
+ * tokens) not served.
+ */
+export class ScramServer implements SaslServer {
+  complete = false
+  authorizationId = ''
+  private step: ScramStep = 'client-first'
+  private clientFirstBare = ''
+  private serverFirst = ''
+  private nonce = ''
+  private gs2 = ''
+  private user = ''
+
+  constructor(
+    readonly mechanism: ScramMechanismName,
+    private readonly store: ScramCredentialStore,
+    private readonly serverNonce: () => string = () => randomBytes(24).toString('base64url'),
+  ) {}
+
+  evaluate(token: Buffer): Buffer {
+    const text = token.toString('utf8')
+    switch (this.step) {
+      case 'client-first':
+        return this.clientFirst(text)
+      case 'client-final':
+        return this.clientFinal(text)
+      case 'done':
+        throw new SaslFailure(genericFailure(this.mechanism))
+    }
+  }
+
+  private fail(): never {
+    this.step = 'done'
+    throw new SaslFailure(genericFailure(this.mechanism))
+  }
+
+  private clientFirst(text: string): Buffer {
+    // gs2-header: "n" or "y" (no channel binding offered/used), optional a=authzid.
+    const m = /^([ny]),(a=[^,]*)?,(n=[^,]*,r=[^,]+(?:,.*)?)$/s.exec(text)
+    if (m === null) this.fail()
+    this.gs2 = `${m[1]},${m[2] ?? ''},`
+    this.clientFirstBare = m[3]!
+    let attrs: Map<string, string>
+    try {
+      attrs = parseScramAttributes(this.clientFirstBare)
+    } catch {
+      this.fail()
+    }
+    const user = unescapeSaslName(attrs.get('n')!)
+    const clientNonce = attrs.get('r')!
+    if (user === undefined || user === '' || /[\x00-\x20\x7f,]/.test(clientNonce)) this.fail()
+    // KIP-48 delegation tokens are out of scope: refuse rather than treat the token id as a user.
+    for (const k of attrs.keys()) if (k !== 'n' && k !== 'r') this.fail()
+    if (this.clientFirstBare.includes(',tokenauth=')) this.fail()
+    const authzid = m[2]?.slice(2)
+    if (authzid !== undefined && authzid !== '' && unescapeSaslName(authzid) !== user) {
+      this.step = 'done'
+      throw new SaslFailure('Authentication failed: Client requested an authorization id that is different from username')
+    }
+    const credential = this.store.get(user, this.mechanism)
+    if (credential === undefined) {
+      this.step = 'done'
+      throw new SaslFailure('Authentication failed: Invalid user credentials')
+    }
+    this.user = user
+    this.nonce = clientNonce + this.serverNonce()
+    this.serverFirst = `r=${this.nonce},s=${credential.salt.toString('base64')},i=${credential.iterations}`
+    this.step = 'client-final'
+    return Buffer.from(this.serverFirst, 'utf8')
+  }
+
+  private clientFinal(text: string): Buffer {
+    const cut = text.lastIndexOf(',p=')
+    if (cut < 0) this.fail()
+    const withoutProof = text.slice(0, cut)
+    let attrs: Map<string, string>
+    try {
+      attrs = parseScramAttributes(withoutProof)
+    } catch {
+      this.fail()
+    }
+    // Kafka checks endsWith, not equality: librdkafka sends the client nonce again in front of the
+    // combined one, and Kafka's ScramSaslServer accepts that, so we must too.
+    if (!(attrs.get('r') ?? '').endsWith(this.nonce)) {
+      this.step = 'done'
+      throw new SaslFailure('Invalid client nonce in the final client message.')
+    }
+    if (attrs.get('c') !== Buffer.from(this.gs2, 'utf8').toString('base64')) this.fail()
+    const proof = Buffer.from(text.slice(cut + 3), 'base64')
+    const credential = this.store.get(this.user, this.mechanism)
+    const hash = scramHashOf(this.mechanism)
+    if (credential === undefined || proof.length !== credential.storedKey.length) this.fail()
+    const authMessage = `${this.clientFirstBare},${this.serverFirst},${withoutProof}`
+    const clientSignature = scramHmac(hash, credential.storedKey, authMessage)
+    const clientKey = xorBytes(proof, clientSignature)
+    if (!timingSafeEqual(scramDigest(hash, clientKey), credential.storedKey)) this.fail()
+    this.step = 'done'
+    this.complete = true
+    this.authorizationId = this.user
+    return Buffer.from(`v=${scramHmac(hash, credential.serverKey, authMessage).toString('base64')}`, 'utf8')
+  }
+}
