@@ -194,7 +194,11 @@ export class Producer {
    * before the first beginTransaction().
    */
   initTransactions(): Promise<void> {
-    return this.transactional('initTransactions').initTransactions()
+    try {
+      return this.transactional('initTransactions').initTransactions()
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
   }
 
   /** Starts a transaction: send() and sendOffsetsToTransaction() are part of it until commit or abort. */

@@ -17,6 +17,7 @@ import { DeliveryTimeoutError, RecordTooLargeError } from './errors.js'
 import type { Idempotence } from './idempotence.js'
 import type { ResolvedOptions } from './options.js'
 import type { TransactionManager } from './transaction-manager.js'
+import { txnError } from './transaction-state.js'
 
 const NO_OFFSET = -1n
 const MAX_EXACT = 2 ** 53
@@ -474,6 +475,8 @@ export class Sender {
    */
   private fail(b: ProducerBatch, error: Error, refused: boolean): void {
     if (b.state === BatchState.Acked || b.state === BatchState.Failed) return
+    // INVALID_PRODUCER_EPOCH means fencing in a transaction (Java's ProducerFencedException).
+    if (this.txn !== undefined) error = txnError(error)
     b.state = BatchState.Failed
     if (this.idem.enabled) this.idem.onFailed(b.queue, b, error, refused)
     this.txn?.onBatchFailed(error)

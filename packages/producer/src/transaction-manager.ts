@@ -287,6 +287,8 @@ export class TransactionManager {
 
   /** TV1: adds the waiting partitions to the transaction, until none waits or the transaction failed. */
   private async addPartitions(): Promise<void> {
+    // One request for every partition this run of the sender found new, not one each.
+    await Promise.resolve()
     while (this.toAdd.size > 0 && (this.sm.state === 'IN_TRANSACTION' || this.sm.state === 'COMMITTING_TRANSACTION')) {
       const batch = [...this.toAdd]
       const topics = new Map<string, number[]>()
