@@ -5,8 +5,11 @@
  * abort, and the exactly-once copier killed and restarted; every result checked by Kafka's own
  * Java consumer with isolation.level=read_committed and by ours.
  */
+import { readFileSync } from 'node:fs'
 import { Admin } from '@tidelog/client'
+import * as consumerPkg from '@tidelog/consumer'
 import { Consumer, type Message } from '@tidelog/consumer'
+import * as producerPkg from '@tidelog/producer'
 import { ProducerFencedError, Producer, TransactionAbortableError } from '@tidelog/producer'
 import { ProtocolError } from '@tidelog/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -56,6 +59,21 @@ async function readJava(kafka: KafkaNode, topic: string, n: number): Promise<Map
     out.set(Number(m[1]), list)
   }
   return out
+}
+
+/** The first ```ts block of the root README's "Transactions" section, run as written but for its imports and broker address. */
+async function runReadmeExample(bootstrap: string): Promise<unknown[][]> {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Transactions')))?.[1]
+  if (code === undefined) throw new Error('README.md has no ```ts block under "## Transactions"')
+  const modules: Record<string, unknown> = { '@tidelog/consumer': consumerPkg, '@tidelog/producer': producerPkg }
+  const body = code
+    .replace("const brokers = ['127.0.0.1:9092']", `const brokers = [${JSON.stringify(bootstrap)}]`)
+    .replace(/^import \{([^}]+)\} from '([^']+)'$/gm, (_, names: string, from: string) => `const {${names}} = modules[${JSON.stringify(from)}]`)
+  const printed: unknown[][] = []
+  const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...a: unknown[]) => Promise<void>
+  await new AsyncFunction('modules', 'console', body)(modules, { log: (...args: unknown[]) => printed.push(args) })
+  return printed
 }
 
 const flat = (m: Map<number, string[]>): string[] => [...m.values()].flat().sort()
@@ -188,7 +206,7 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     const values = Array.from({ length: n }, (_, i) => ({ topic: input, partition: i % PARTITIONS, value: `r${String(i).padStart(5, '0')}` }))
     await plain.send(values)
     await plain.close()
-    const run = (o: Partial<Parameters<typeof runCopier>[0]>) => runCopier({ brokers, input, output, groupId: 'copier', transactionalId: 'copier-1', ...o })
+    const run = (o: Partial<Parameters<typeof runCopier>[0]>) => runCopier({ brokers, input, output, groupId: 'eos-copier', transactionalId: 'eos-copier-1', ...o })
     // Killed with its 3rd transaction open; restarted, it aborts every 4th and dies again; then it finishes.
     await run({ dieAt: 3 })
     await run({ dieAt: 9, abortWhen: (k) => k % 4 === 0 })
@@ -199,7 +217,7 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     // Done when the group's committed offsets reach the end of the input.
     const deadline = Date.now() + 120_000
     for (;;) {
-      const offsets = await admin.fetchOffsets('copier', [input]).catch(() => [])
+      const offsets = await admin.fetchOffsets('eos-copier', [input]).catch(() => [])
       const total = offsets.filter((o) => o.topic === input).reduce((s, o) => s + Number(o.offset), 0)
       if (total >= n) break
       if (Date.now() > deadline) throw new Error(`the copier committed ${total} of ${n}`)
@@ -209,5 +227,17 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     await last
     expect(await readJava(kafka!, output, n)).toEqual(expected)
     expect(await readOurs(brokers, output, n)).toEqual(expected)
+  })
+
+  it.runIf(tv === 2)("the root README's Transactions example runs as written and copies exactly once", async (ctx) => {
+    if (skip) return ctx.skip()
+    await admin.createTopics([{ name: 'input', partitions: 1, replicationFactor: 1 }, { name: 'output', partitions: PARTITIONS, replicationFactor: 1 }])
+    const plain = new Producer({ brokers })
+    await plain.send(Array.from({ length: 5 }, (_, i) => ({ topic: 'input', value: `in-${i}` })))
+    await plain.close()
+    expect(await runReadmeExample(kafka!.bootstrap)).toEqual([['copied 5 records']])
+    expect(flat(await readJava(kafka!, 'output', 5))).toEqual(['in-0', 'in-1', 'in-2', 'in-3', 'in-4'])
+    const offsets = await admin.fetchOffsets('copier', ['input'])
+    expect(offsets.map((o) => o.offset)).toEqual([5n])
   })
 })
