@@ -24,14 +24,19 @@ afterEach(async () => {
   cleanup = []
 })
 
-async function setup(script: Partial<Script> = {}, opts: Partial<ProducerOptions> = {}) {
+async function setup(script: Partial<Script> = {}, opts: Partial<ProducerOptions> = {}, tv2 = false) {
   const k = await FakeKafka.start(1)
   k.createTopic('t', 2)
   const b = k.brokers[0]!
+  if (tv2) {
+    // A Kafka 4.x cluster that finalized KIP-890's transaction.version 2 (ApiVersions v3+).
+    b.on(18, () => ({ errorCode: 0, apiKeys: b.apiVersions, throttleTimeMs: 0, finalizedFeaturesEpoch: 1n, finalizedFeatures: [{ name: 'transaction.version', maxVersionLevel: 2, minVersionLevel: 0 }] }))
+  }
   const log: string[] = []
   const held: FakeRequest[] = []
   let producerId = 7000n
   const calls = { add: 0, end: 0, offsets: 0 }
+  const produceVersions: number[] = []
   b.on(10, (req) => {
     const at = { nodeId: 0, host: '127.0.0.1', port: b.port, errorCode: 0, errorMessage: null }
     return req.header.apiVersion >= 4 ? { throttleTimeMs: 0, coordinators: req.body.coordinatorKeys.map((key: string) => ({ key, ...at })) } : { throttleTimeMs: 0, ...at }
@@ -55,12 +60,13 @@ async function setup(script: Partial<Script> = {}, opts: Partial<ProducerOptions
   })
   b.on(26, (req) => {
     const code = script.endTxn?.(calls.end++, req) ?? 0
-    log.push(`EndTxn(${req.body.committed ? 'commit' : 'abort'},${req.body.producerEpoch})${code === 'hold' ? '' : `=${code}`}`)
+    log.push(`EndTxn v${req.header.apiVersion}(${req.body.committed ? 'commit' : 'abort'},${req.body.producerEpoch})${code === 'hold' ? '' : `=${code}`}`)
     if (code === 'hold') {
       held.push(req)
       return NO_RESPONSE
     }
-    return { throttleTimeMs: 0, errorCode: code }
+    // v5 (KIP-890) bumps the epoch on every EndTxn and returns it.
+    return { throttleTimeMs: 0, errorCode: code, producerId: req.body.producerId, producerEpoch: req.body.producerEpoch + 1 }
   })
   b.on(28, (req) => {
     const code = script.txnOffsetCommit?.(calls.offsets++) ?? 0
@@ -69,16 +75,17 @@ async function setup(script: Partial<Script> = {}, opts: Partial<ProducerOptions
   })
   k.fault = (ctx) => {
     log.push(`Produce(${ctx.topic}-${ctx.partition},epoch ${ctx.header.producerEpoch},txn ${(ctx.header.attributes & TRANSACTIONAL_BIT) !== 0})`)
+    produceVersions.push(k.brokers[0]!.requests.filter((r) => r.header.apiKey === 0).at(-1)!.header.apiVersion)
     return undefined
   }
   const p = new Producer({ brokers: k.bootstrap, transactionalId: 'tx', retryBackoffMs: 5, retryBackoffMaxMs: 20, reconnectBackoffMs: 5, lingerMs: 1, ...opts })
   cleanup.push(() => k.close(), () => p.close({ timeoutMs: 1000 }))
-  return { k, b, p, log, held }
+  return { k, b, p, log, held, produceVersions }
 }
 
 describe('transactional producer (TV1, scripted coordinator)', () => {
   it('adds each partition before its first batch, retries CONCURRENT_TRANSACTIONS, commits once', async () => {
-    const { p, log } = await setup({ addPartitions: (call) => (call === 0 ? ErrorCodes.CONCURRENT_TRANSACTIONS : 0) })
+    const { p, log, produceVersions } = await setup({ addPartitions: (call) => (call === 0 ? ErrorCodes.CONCURRENT_TRANSACTIONS : 0) })
     await p.initTransactions()
     expect(p.transactionVersion).toBe(1)
     p.beginTransaction()
@@ -92,8 +99,9 @@ describe('transactional producer (TV1, scripted coordinator)', () => {
       expect.stringMatching(/^AddPartitionsToTxn\(t-[01],t-[01]\)=0$/),
       'AddOffsetsToTxn(g)',
       'TxnOffsetCommit(g,3,m-1)=0',
-      'EndTxn(commit,0)=0',
+      'EndTxn v4(commit,0)=0',
     ])
+    expect(new Set(produceVersions)).toEqual(new Set([11]))
     const firstProduce = log.findIndex((l) => l.startsWith('Produce'))
     expect(firstProduce).toBeGreaterThan(2)
     expect(log.filter((l) => l.startsWith('Produce')).every((l) => l.endsWith('txn true)'))).toBe(true)
@@ -113,7 +121,7 @@ describe('transactional producer (TV1, scripted coordinator)', () => {
     b.respond(held[0]!, { throttleTimeMs: 0, errorCode: 0 })
     await again
     expect(p.transactionState).toBe('READY')
-    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn(commit,0)'])
+    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn v4(commit,0)'])
   })
 
   it('PRODUCER_FENCED from EndTxn is fatal: ProducerFencedError from then on', async () => {
@@ -156,7 +164,7 @@ describe('transactional producer (TV1, scripted coordinator)', () => {
     k.fault = () => undefined
     await p.transaction(async () => void (await p.send({ topic: 't', partition: 0, value: 'next' })))
     // The failed batch spent its sequence: the abort re-initialised under a new epoch.
-    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn(abort,0)=0', 'EndTxn(commit,1)=0'])
+    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn v4(abort,0)=0', 'EndTxn v4(commit,1)=0'])
   })
 
   it('OUT_OF_ORDER_SEQUENCE_NUMBER: abortable, and the abort gets a new epoch from the coordinator (KIP-360)', async () => {
@@ -204,5 +212,21 @@ describe('transactional producer (TV1, scripted coordinator)', () => {
     const plain = new Producer({ brokers: ['127.0.0.1:1'] })
     await expect(plain.initTransactions()).rejects.toBeInstanceOf(InvalidTxnStateError)
     await plain.close()
+  })
+
+  it('TV2 (KIP-890): no AddPartitionsToTxn or AddOffsetsToTxn, Produce v12, and the epoch EndTxn v5 returns is used next', async () => {
+    const { p, log, produceVersions } = await setup({}, {}, true)
+    await p.initTransactions()
+    expect(p.transactionVersion).toBe(2)
+    for (let i = 0; i < 2; i++) {
+      await p.transaction(async () => {
+        await p.send([{ topic: 't', partition: 0, value: `a${i}` }, { topic: 't', partition: 1, value: `b${i}` }])
+        await p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: BigInt(i + 1) }], { groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null })
+      })
+    }
+    expect(log.filter((l) => /^(AddPartitions|AddOffsets)/.test(l))).toEqual([])
+    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn v5(commit,0)=0', 'EndTxn v5(commit,1)=0'])
+    expect(log.filter((l) => l.startsWith('Produce')).sort()).toEqual(['Produce(t-0,epoch 0,txn true)', 'Produce(t-0,epoch 1,txn true)', 'Produce(t-1,epoch 0,txn true)', 'Produce(t-1,epoch 1,txn true)'])
+    expect(new Set(produceVersions)).toEqual(new Set([12]))
   })
 })
