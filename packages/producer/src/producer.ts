@@ -22,6 +22,7 @@ import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './op
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
 import { Sender } from './sender.js'
+import { within } from './within.js'
 import { TransactionManager, type ConsumerGroupMetadata, type TransactionOffset } from './transaction-manager.js'
 import type { TxnState } from './transaction-state.js'
 
@@ -36,20 +37,6 @@ type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
 const MAX_LOOKUP = 1_000
 /** waitForRoom(): the records' delivery timeout ran out first. */
 const EXPIRED = 'expired'
-
-/** Whether `p` settles within `ms` (its rejection is thrown); false when the time ran out first. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  if (ms <= 0) return false
-  let timer: NodeJS.Timeout | undefined
-  const settled = p.then(() => true)
-  // A rejection after the time ran out is nobody's business any more.
-  settled.catch(() => undefined)
-  try {
-    return await Promise.race([settled, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS), false)))])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /**
  * Fails at construction when the chosen codec cannot compress here (e.g. a registered codec that

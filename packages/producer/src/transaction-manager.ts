@@ -13,6 +13,7 @@ import {
 import type { PartitionQueue } from './accumulator.js'
 import { InvalidTxnStateError, TransactionAbortableError, TransactionAbortedError, TransactionTimeoutError } from './errors.js'
 import type { Idempotence } from './idempotence.js'
+import { within } from './within.js'
 import { isFatalForTransactions, needsEpochBump, txnError, TxnStateMachine, type TxnState } from './transaction-state.js'
 
 /** Java's ConsumerGroupMetadata, as `consumer.groupMetadata()` returns it (KIP-447). */
@@ -58,16 +59,6 @@ const CLIENT_ADD_PARTITIONS_MAX = 3
 
 /** Errors the TxnOffsetCommit handler turns into an abortable CommitFailed, as Java's. */
 const GROUP_FENCED = new Set<number>([ErrorCodes.UNKNOWN_MEMBER_ID, ErrorCodes.ILLEGAL_GENERATION, ErrorCodes.FENCED_INSTANCE_ID, ErrorCodes.GROUP_AUTHORIZATION_FAILED])
-
-/** Whether `p` settles within `ms`; its rejection is thrown. */
-async function within(p: Promise<void>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, 0x7fffffff), false)))])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /**
  * The transactional half of Java's TransactionManager: the state machine (transaction-state.ts),
