@@ -229,7 +229,8 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     expect(await readOurs(brokers, output, n)).toEqual(expected)
   })
 
-  it.runIf(tv === 2)("the root README's Transactions example runs as written and copies exactly once", async (ctx) => {
+  // The README example runs once, on the latest Kafka.
+  if (tv === 2) it("the root README's Transactions example runs as written and copies exactly once", async (ctx) => {
     if (skip) return ctx.skip()
     await admin.createTopics([{ name: 'input', partitions: 1, replicationFactor: 1 }, { name: 'output', partitions: PARTITIONS, replicationFactor: 1 }])
     const plain = new Producer({ brokers })
