@@ -229,6 +229,33 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     expect(await readOurs(brokers, output, n)).toEqual(expected)
   })
 
+  it('a consumer asking for committed offsets waits out a transaction holding offsets for them (requireStable, UNSTABLE_OFFSET_COMMIT retried)', async (ctx) => {
+    if (skip) return ctx.skip()
+    const t = await topic('txn-unstable')
+    const p = new Producer({ brokers, transactionalId: 'unstable' })
+    const c = new Consumer({ brokers, groupId: 'unstable-group', retryBackoffMs: 50, retryBackoffMaxMs: 200 })
+    try {
+      await p.initTransactions()
+      p.beginTransaction()
+      await p.send({ topic: t, partition: 0, value: 'v' })
+      // A standalone group: generation -1 and no member id, as Java's new ConsumerGroupMetadata(groupId).
+      await p.sendOffsetsToTransaction([{ topic: t, partition: 0, offset: 7n }], { groupId: 'unstable-group', generationId: -1, memberId: '', groupInstanceId: null })
+      let committedTxn = false
+      const asked = c.committed([{ topic: t, partition: 0 }]).then((r) => ({ r, afterCommit: committedTxn }))
+      // The fetch must still be waiting: the offsets are pending in the open transaction.
+      const early = await Promise.race([asked.then(() => 'answered'), new Promise((r) => setTimeout(r, 1500, 'waiting'))])
+      expect(early).toBe('waiting')
+      committedTxn = true
+      await p.commitTransaction()
+      const { r, afterCommit } = await asked
+      expect(afterCommit).toBe(true)
+      expect(r.map((o) => o.offset)).toEqual([7n])
+    } finally {
+      await c.close()
+      await p.close()
+    }
+  })
+
   // The README example runs once, on the latest Kafka.
   if (tv === 2) it("the root README's Transactions example runs as written and copies exactly once", async (ctx) => {
     if (skip) return ctx.skip()
