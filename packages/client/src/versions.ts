@@ -23,6 +23,11 @@ export class ApiVersionTable {
     entries: readonly { apiKey: number; minVersion: number; maxVersion: number }[],
     /** "host:port", for error messages. */
     readonly broker = 'broker',
+    /**
+     * The cluster's finalized feature levels (ApiVersions v3+, KIP-584), e.g. transaction.version,
+     * which decides whether a transactional producer may use KIP-890's second protocol.
+     */
+    readonly features: ReadonlyMap<string, number> = new Map(),
   ) {
     for (const e of entries) {
       if (e.apiKey < 0 || e.apiKey > 0x7fff) continue
@@ -33,7 +38,7 @@ export class ApiVersionTable {
   }
 
   static fromResponse(response: ApiVersionsResponse, broker?: string): ApiVersionTable {
-    return new ApiVersionTable(response.apiKeys, broker)
+    return new ApiVersionTable(response.apiKeys, broker, new Map((response.finalizedFeatures ?? []).map((f) => [f.name, f.maxVersionLevel])))
   }
 
   /** The broker's range for an api key, or undefined when it does not offer the API. */

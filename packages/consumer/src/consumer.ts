@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import { ClientClosedError, Cluster, Deadline } from '@tidelog/client'
 import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
+import { groupMetadataOf, type ConsumerGroupMetadata } from './group-metadata.js'
 import { Committer, type CommitIdentity } from './committer.js'
 import { Delivery, DeliveryIterator } from './delivery.js'
 import { CommitFailedError, IllegalStateError, OffsetOutOfRangeError } from './errors.js'
@@ -312,6 +313,11 @@ export class Consumer extends EventEmitter {
   get generation(): GroupGeneration | undefined {
     const m = this.coordinator?.membership
     return m === undefined || !m.hasGeneration ? undefined : m.snapshot()
+  }
+
+  /** Java's groupMetadata(): this member's group, generation and ids, for sendOffsetsToTransaction() (KIP-447). */
+  groupMetadata(): ConsumerGroupMetadata {
+    return groupMetadataOf(this.options.groupId, this.options.groupInstanceId, this.mode === 'subscribed' ? this.coordinator?.membership : undefined)
   }
 
   private state(tp: TopicPartition): PartitionState {

@@ -4,6 +4,7 @@ export type { ConsumerOptions, AutoOffsetReset, IsolationLevel, DeliverySemantic
 export type { Message, Batch, TopicPartition, TopicPartitionOffset, RebalanceListener, GroupGeneration } from './types.js'
 export { NoOffsetForPartitionError, OffsetOutOfRangeError, CommitFailedError, IllegalStateError, GroupMembershipError } from './errors.js'
 export { LogTruncationError } from './validator.js'
+export type { ConsumerGroupMetadata } from './group-metadata.js'
 export {
   rangeAssignor,
   roundRobinAssignor,

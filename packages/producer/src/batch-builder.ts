@@ -17,6 +17,8 @@ import { writeRecord, type RecordParts, type RecordSink } from './record-writer.
 // Where the magic-2 batch header keeps what the producer fills in when it sends the batch.
 const ATTRIBUTES_OFFSET = 21
 const CRC_OFFSET = 17
+/** Record batch attributes bit 4 (KIP-98). */
+const TRANSACTIONAL_BIT = 0x10
 /** The smallest first buffer of a batch; it doubles as the batch fills. */
 const MIN_INITIAL_BYTES = 512
 
@@ -87,6 +89,8 @@ export class ProducerBatch implements RecordSink {
   producerId = -1n
   producerEpoch = -1
   baseSequence = -1
+  /** Part of a transaction: the batch header's isTransactional bit (KIP-98). */
+  transactional = false
   /** The sequence was rewritten after an epoch bump (Java's sequenceHasBeenReset). */
   sequenceReset = false
   flushWaiters: FlushWaiter[] | undefined
@@ -150,7 +154,7 @@ export class ProducerBatch implements RecordSink {
     out.writeInt32BE(out.length - 12, 8)
     out.writeInt32BE(-1, 12)
     out[16] = 2
-    out.writeInt16BE(codec, ATTRIBUTES_OFFSET)
+    out.writeInt16BE(this.transactional ? codec | TRANSACTIONAL_BIT : codec, ATTRIBUTES_OFFSET)
     out.writeInt32BE(n - 1, 23)
     out.writeBigInt64BE(BigInt(this.stamps[0]!), 27)
     out.writeBigInt64BE(BigInt(this.maxTimestamp), 35)
@@ -249,6 +253,7 @@ export class ProducerBatch implements RecordSink {
         p.producerEpoch = this.producerEpoch
         p.baseSequence = sequence
         p.sequenceReset = this.sequenceReset
+        p.transactional = this.transactional
         sequence = incrementSequence(sequence, p.count)
       }
     }

@@ -1,4 +1,4 @@
-import { RecordTooLargeError as BatchTooLargeError, TidelogError } from '@tidelog/protocol'
+import { RecordTooLargeError as BatchTooLargeError, ErrorCodes, ProtocolError, TidelogError, type ProtocolErrorContext } from '@tidelog/protocol'
 import type { RecordMetadata } from './record.js'
 
 /**
@@ -111,5 +111,64 @@ export class SendError extends TidelogError {
     this.errors = errors
     this.results = results
     this.failed = failed
+  }
+}
+
+// --- transactions (KIP-98) -------------------------------------------------------------------
+
+/**
+ * Another producer with the same transactionalId has called initTransactions() since this one
+ * did (PRODUCER_FENCED; INVALID_PRODUCER_EPOCH where it means the same, as Java's
+ * ProducerFencedException). Fatal: this producer can only be closed.
+ */
+export class ProducerFencedError extends ProtocolError {
+  constructor(context: ProtocolErrorContext = {}, options?: { cause?: unknown }) {
+    super(ErrorCodes.PRODUCER_FENCED, context, options)
+  }
+}
+
+/**
+ * A transactional method called in a state that does not allow it (Java's IllegalStateException
+ * from the transaction manager, with Kafka's INVALID_TXN_STATE as its type): send() outside a
+ * transaction, commitTransaction() before beginTransaction(), a second initTransactions(), ...
+ * Nothing was done; the producer's state is unchanged.
+ */
+export class InvalidTxnStateError extends ProtocolError {
+  constructor(message: string) {
+    super(ErrorCodes.INVALID_TXN_STATE, { message })
+  }
+}
+
+/**
+ * The current transaction cannot commit (TRANSACTION_ABORTABLE, as Java's
+ * TransactionAbortableException and KIP-1050): a record or an offset commit failed for good,
+ * and the only way on is abortTransaction(). `cause` is what failed.
+ */
+export class TransactionAbortableError extends ProtocolError {
+  constructor(cause: unknown) {
+    super(ErrorCodes.TRANSACTION_ABORTABLE, { message: `the transaction must be aborted: ${cause instanceof Error ? cause.message : String(cause)}` }, { cause })
+  }
+}
+
+/**
+ * A record that was still queued when its transaction was aborted: it was never sent (Java's
+ * TransactionAbortedException).
+ */
+export class TransactionAbortedError extends TidelogError {
+  constructor() {
+    super('the record was not sent: its transaction was aborted')
+  }
+}
+
+/**
+ * commitTransaction(), abortTransaction() or initTransactions() did not finish within maxBlockMs
+ * (Java's TimeoutException). The operation goes on in the background: call the same method
+ * again to wait for it. A commit that timed out is never turned into an abort.
+ */
+export class TransactionTimeoutError extends TidelogError {
+  readonly operation: string
+  constructor(operation: string, timeoutMs: number) {
+    super(`${operation} did not complete within maxBlockMs (${timeoutMs} ms); call ${operation} again to wait for it`, { retriable: true })
+    this.operation = operation
   }
 }

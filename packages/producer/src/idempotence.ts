@@ -47,6 +47,11 @@ export class Idempotence {
     private readonly cluster: Cluster,
     /** Called when the producer id arrives, fails, or idempotence turns out to be unavailable. */
     private readonly onChange: () => void,
+    /**
+     * A transactional producer: the producer id and epoch come from the transaction coordinator
+     * (adopt()), and an epoch bump waits for the abort that must follow (KIP-360), never local.
+     */
+    private readonly transactional = false,
   ) {
     this.state = enabled ? 'uninitialized' : 'disabled'
   }
@@ -58,12 +63,31 @@ export class Idempotence {
   /** True when batches may be sent: idempotence is off, or the producer id is known. */
   ready(): boolean {
     if (this.state === 'ready' || this.state === 'disabled') return true
-    if (this.state === 'uninitialized') this.init()
+    if (this.state === 'uninitialized' && !this.transactional) this.init()
     return false
   }
 
   stop(): void {
     this.stopped = true
+  }
+
+  /** A producer id and epoch from the transaction coordinator (InitProducerId, or EndTxn v5 under KIP-890). */
+  adopt(producerId: bigint, producerEpoch: number): void {
+    this.producerId = producerId
+    this.producerEpoch = producerEpoch
+    this.epochBumpRequired = false
+    this.rewrite.clear()
+    if (this.state !== 'fatal') this.state = 'ready'
+    this.onChange()
+  }
+
+  /** A transactional producer's partition sequences are no longer trusted: the next abort gets a new epoch. */
+  get bumpRequested(): boolean {
+    return this.epochBumpRequired
+  }
+
+  requestBump(): void {
+    if (this.transactional) this.epochBumpRequired = true
   }
 
   // --- producer id -------------------------------------------------------------------------
@@ -136,7 +160,7 @@ export class Idempotence {
       // would have refused the later); otherwise the expired batch left a gap.
       if (q.nextSequence - q.lastAckedSequence !== 1) this.requestEpochBump(q)
     }
-    if (!this.epochBumpRequired) return
+    if (!this.epochBumpRequired || this.transactional) return
     this.epochBumpRequired = false
     if (this.producerEpoch >= MAX_EPOCH) {
       // The epoch cannot grow: a new producer id instead; every partition restarts when idle.
@@ -244,6 +268,11 @@ export class Idempotence {
     }
     if (batch.baseSequence < 0) return
     this.remove(q, batch)
+    if (this.transactional) {
+      // Its sequence is spent either way; the abort that must follow renumbers under a new epoch.
+      this.epochBumpRequired = true
+      return
+    }
     if (refused) {
       if (this.state === 'ready') this.requestEpochBump(q)
       return
@@ -265,6 +294,8 @@ export class Idempotence {
       if (logStartOffset < 0n) return true
       // Renumbered already: the other batches of the partition report the same loss.
       if (batch.sequenceReset) return true
+      // In a transaction the batch fails and the transaction aborts with a new epoch (KIP-360).
+      if (this.transactional) return false
       // Otherwise, whether the log head was deleted (lastAckedOffset < logStartOffset) or the
       // state was lost some other way, the idempotent producer renumbers under a new epoch
       // rather than reuse a (sequence, epoch) pair.
@@ -276,7 +307,8 @@ export class Idempotence {
       // Not the next batch after the last acknowledged one: an earlier batch is being retried,
       // and this one will fit once it is in.
       if (!unresolved && (batch.sequenceReset || batch.baseSequence - q.lastAckedSequence !== 1)) return true
-      // A real gap (or the batch right after an unresolved one): renumber.
+      // A real gap (or the batch right after an unresolved one): renumber; in a transaction, abort.
+      if (this.transactional) return false
       if (!unresolved || batch.baseSequence === q.unresolvedSequence) this.requestEpochBump(q)
       return true
     }

@@ -11,4 +11,12 @@ export {
   RecordTooLargeError,
   SendError,
   SerializationError,
+  ProducerFencedError,
+  InvalidTxnStateError,
+  TransactionAbortableError,
+  TransactionAbortedError,
+  TransactionTimeoutError,
 } from './errors.js'
+export type { ConsumerGroupMetadata, TransactionOffset } from './transaction-manager.js'
+export { TRANSITIONS as TRANSACTION_TRANSITIONS, isTransitionValid, isFatalForTransactions } from './transaction-state.js'
+export type { TxnState } from './transaction-state.js'

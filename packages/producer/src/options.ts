@@ -44,6 +44,13 @@ export interface ProducerOptions extends ClientOptions {
    * keeps bounded memory and metadata requests. Sending to it again looks it up afresh. Default 300000.
    */
   metadataMaxIdleMs?: number
+  /**
+   * Java's transactional.id: makes the producer transactional (initTransactions(),
+   * beginTransaction(), commitTransaction(), ...). Needs idempotence, which it turns on.
+   */
+  transactionalId?: string
+  /** Java's transaction.timeout.ms: the coordinator aborts a transaction open longer than this. Default 60000. */
+  transactionTimeoutMs?: number
 }
 
 export interface ResolvedOptions {
@@ -62,6 +69,8 @@ export interface ResolvedOptions {
   retries: number
   requestTimeoutMs: number
   metadataMaxIdleMs: number
+  transactionalId: string | undefined
+  transactionTimeoutMs: number
 }
 
 /** Java's request.timeout.ms default. */
@@ -99,7 +108,13 @@ export function resolveOptions(options: ProducerOptions): ResolvedOptions {
       throw new RangeError(`deliveryTimeoutMs (${deliveryTimeoutMs}) must be at least lingerMs + requestTimeoutMs (${minDelivery})`)
     }
   }
-  const explicit = options.idempotent !== undefined
+  const transactionalId = options.transactionalId
+  if (transactionalId !== undefined && (typeof transactionalId !== 'string' || transactionalId === '')) {
+    throw new RangeError(`transactionalId must be a non-empty string, got ${String(transactionalId)}`)
+  }
+  if (transactionalId !== undefined && options.idempotent === false) throw new RangeError('transactionalId needs idempotence: idempotent: false conflicts with it')
+  // A transactional producer cannot quietly give idempotence up (Java's ConfigException).
+  const explicit = options.idempotent !== undefined || transactionalId !== undefined
   let idempotent = options.idempotent ?? true
   if (idempotent) {
     const conflict =
@@ -107,7 +122,7 @@ export function resolveOptions(options: ProducerOptions): ResolvedOptions {
       maxInFlight > 5 ? `maxInFlight=${maxInFlight} (idempotence allows at most 5)` :
       retries === 0 ? 'retries=0 (idempotence needs retries)' : undefined
     if (conflict !== undefined) {
-      if (explicit) throw new RangeError(`idempotent: true conflicts with ${conflict}`)
+      if (explicit) throw new RangeError(`${transactionalId !== undefined && options.idempotent === undefined ? 'transactionalId' : 'idempotent: true'} conflicts with ${conflict}`)
       idempotent = false
     }
   }
@@ -133,5 +148,7 @@ export function resolveOptions(options: ProducerOptions): ResolvedOptions {
     retries,
     requestTimeoutMs,
     metadataMaxIdleMs: number(options, 'metadataMaxIdleMs', 300_000, 1),
+    transactionalId,
+    transactionTimeoutMs: number(options, 'transactionTimeoutMs', 60_000, 1),
   }
 }

@@ -15,13 +15,16 @@ import {
 import { Accumulator, type TopicQueues } from './accumulator.js'
 import type { FlushWaiter } from './batch-builder.js'
 import { Delivery } from './delivery.js'
-import { BufferExhaustedError, DeliveryTimeoutError, InvalidPartitionError, InvalidRecordError, RecordTooLargeError } from './errors.js'
+import { BufferExhaustedError, DeliveryTimeoutError, InvalidPartitionError, InvalidRecordError, InvalidTxnStateError, RecordTooLargeError } from './errors.js'
 import { Idempotence } from './idempotence.js'
 import { IdleTopics } from './idle-topics.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
 import { Sender } from './sender.js'
+import { within } from './within.js'
+import { TransactionManager, type ConsumerGroupMetadata, type TransactionOffset } from './transaction-manager.js'
+import type { TxnState } from './transaction-state.js'
 
 // Why appending a send()'s records stopped before the last one.
 const DONE = 0
@@ -34,20 +37,6 @@ type Stop = typeof DONE | typeof NEED_METADATA | typeof NEED_ROOM
 const MAX_LOOKUP = 1_000
 /** waitForRoom(): the records' delivery timeout ran out first. */
 const EXPIRED = 'expired'
-
-/** Whether `p` settles within `ms` (its rejection is thrown); false when the time ran out first. */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  if (ms <= 0) return false
-  let timer: NodeJS.Timeout | undefined
-  const settled = p.then(() => true)
-  // A rejection after the time ran out is nobody's business any more.
-  settled.catch(() => undefined)
-  try {
-    return await Promise.race([settled, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS), false)))])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /**
  * Fails at construction when the chosen codec cannot compress here (e.g. a registered codec that
@@ -89,6 +78,7 @@ export class Producer {
   private readonly sender: Sender
   private readonly strategy: PartitionStrategy
   private readonly idle: IdleTopics
+  private readonly txn: TransactionManager | undefined
   /** send() calls whose records could not all be queued at once (no room, no metadata yet), in call order. */
   private readonly waiting: Delivery[] = []
   private pumping: Promise<void> | undefined
@@ -112,8 +102,18 @@ export class Producer {
       this.roomWaiter = undefined
       w?.()
     }
-    this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake())
-    this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec, maxCompressing)
+    const { transactionalId } = this.options
+    this.idem = new Idempotence(this.options.idempotent, this.options.idempotenceExplicit, this.cluster, () => this.sender.wake(), transactionalId !== undefined)
+    this.txn =
+      transactionalId === undefined
+        ? undefined
+        : new TransactionManager(
+            { transactionalId, transactionTimeoutMs: this.options.transactionTimeoutMs, maxBlockMs: this.options.maxBlockMs },
+            this.cluster,
+            this.idem,
+            { flush: () => this.flush(), wake: () => this.sender.wake() },
+          )
+    this.sender = new Sender(this.options, this.cluster, this.acc, this.idem, asyncCodec, maxCompressing, this.txn)
     this.idle = new IdleTopics(this.acc, this.cluster, this.options.metadataMaxIdleMs)
   }
 
@@ -141,6 +141,10 @@ export class Producer {
     if (this.closing !== undefined) return Promise.reject(new ClientClosedError('producer'))
     const fatal = this.idem.fatalError
     if (fatal !== undefined) return Promise.reject(fatal)
+    if (this.txn !== undefined) {
+      const refused = this.txn.sendError()
+      if (refused !== undefined) return Promise.reject(refused)
+    }
     const single = !Array.isArray(input)
     if (single && (input === null || typeof input !== 'object')) return Promise.reject(new InvalidRecordError(`send() takes a record or an array of records, got ${describe(input)}`))
     const records = single ? [input as ProducerRecord] : (input as readonly ProducerRecord[])
@@ -156,6 +160,104 @@ export class Producer {
       })
     }
     return d.promise
+  }
+
+  // --- transactions (KIP-98, KIP-447, KIP-890) ----------------------------------------------
+
+  /** The transaction state (Java's TransactionManager state), or undefined for a producer without transactionalId. */
+  get transactionState(): TxnState | undefined {
+    return this.txn?.state
+  }
+
+  /** 2 when initTransactions() found KIP-890's transaction.version 2 finalized, else 1; undefined before or without transactions. */
+  get transactionVersion(): 1 | 2 | undefined {
+    const t = this.txn
+    return t === undefined || t.state === 'UNINITIALIZED' || t.state === 'INITIALIZING' ? undefined : t.tv2 ? 2 : 1
+  }
+
+  /**
+   * Registers the transactionalId with its coordinator (InitProducerId): fences any earlier
+   * producer with the same id and completes the transaction it left open. Once per producer,
+   * before the first beginTransaction().
+   */
+  initTransactions(): Promise<void> {
+    try {
+      return this.transactional('initTransactions').initTransactions()
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+  }
+
+  /** Starts a transaction: send() and sendOffsetsToTransaction() are part of it until commit or abort. */
+  beginTransaction(): void {
+    this.transactional('beginTransaction').beginTransaction()
+  }
+
+  /**
+   * Commits consumed offsets as part of the transaction (KIP-447): they become the group's
+   * committed offsets only if the transaction commits. `groupMetadata` is the consumer's
+   * `groupMetadata()`, so that a zombie member of an older generation cannot commit.
+   */
+  sendOffsetsToTransaction(offsets: readonly TransactionOffset[], groupMetadata: ConsumerGroupMetadata): Promise<void> {
+    try {
+      return this.transactional('sendOffsetsToTransaction').sendOffsetsToTransaction(offsets, groupMetadata)
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+  }
+
+  /**
+   * Flushes the transaction's records, then commits it. A record that failed makes this reject
+   * with TransactionAbortableError: abort then. TransactionTimeoutError after maxBlockMs: the
+   * commit goes on, call commitTransaction() again (never abort it).
+   */
+  commitTransaction(): Promise<void> {
+    try {
+      return this.transactional('commitTransaction').commitTransaction()
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+  }
+
+  /** Aborts the transaction: queued records fail with TransactionAbortedError, written ones are never read by read_committed consumers. */
+  abortTransaction(): Promise<void> {
+    try {
+      return this.transactional('abortTransaction').abortTransaction()
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction: begins, awaits fn, commits and returns fn's result; if fn or the
+   * commit fails, aborts and rethrows. A commit that timed out is not aborted (its outcome is
+   * not known yet): its TransactionTimeoutError is thrown, and commitTransaction() resumes it.
+   */
+  async transaction<T>(fn: (producer: this) => Promise<T> | T): Promise<T> {
+    const txn = this.transactional('transaction')
+    txn.beginTransaction()
+    let result: T
+    try {
+      result = await fn(this)
+      await txn.commitTransaction()
+      return result
+    } catch (e) {
+      const s = txn.state
+      if (s === 'IN_TRANSACTION' || s === 'ABORTABLE_ERROR') {
+        try {
+          await txn.abortTransaction()
+        } catch (abortError) {
+          this.cluster.logger.warn({ err: abortError }, 'aborting the failed transaction failed')
+        }
+      }
+      throw e
+    }
+  }
+
+  private transactional(op: string): TransactionManager {
+    if (this.closing !== undefined) throw new ClientClosedError('producer')
+    if (this.txn === undefined) throw new InvalidTxnStateError(`${op}() needs a transactional producer: set transactionalId`)
+    return this.txn
   }
 
   /** Sends everything queued so far without waiting for lingerMs, and resolves when all of it has completed. */
@@ -184,6 +286,15 @@ export class Producer {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs
+    const txn = this.txn
+    if (txn !== undefined && txn.hasOngoingTransaction && timeoutMs > 0) {
+      // As Java's Sender on a graceful close: an unfinished transaction is aborted, not left to time out.
+      try {
+        await within(txn.abortTransaction(), timeoutMs)
+      } catch (err) {
+        this.cluster.logger.warn({ err }, 'aborting the open transaction on close failed')
+      }
+    }
     const flushed = this.flush()
     if (timeoutMs === Infinity) {
       await flushed
@@ -206,6 +317,7 @@ export class Producer {
     }
     this.sender.stop()
     this.idem.stop()
+    this.txn?.stop()
     this.idle.stop()
     const closed = this.cluster.close()
     if (timeoutMs === Infinity) {

@@ -16,6 +16,8 @@ import { BatchState, type ProducerBatch } from './batch-builder.js'
 import { DeliveryTimeoutError, RecordTooLargeError } from './errors.js'
 import type { Idempotence } from './idempotence.js'
 import type { ResolvedOptions } from './options.js'
+import type { TransactionManager } from './transaction-manager.js'
+import { txnError } from './transaction-state.js'
 
 const NO_OFFSET = -1n
 const MAX_EXACT = 2 ** 53
@@ -64,6 +66,8 @@ export class Sender {
      * cores. Infinity for codecs that only work asynchronously.
      */
     private readonly maxCompressing = Infinity,
+    /** A transactional producer's transaction manager: which partitions may be sent, and when queued batches must fail. */
+    private readonly txn?: TransactionManager,
   ) {
     this.logger = cluster.logger
     this.retryBackoffMs = cluster.retryBackoff.initialMs
@@ -112,6 +116,12 @@ export class Sender {
     if (idem.fatalError !== undefined) {
       this.failAll(idem.fatalError)
       return
+    }
+    const txn = this.txn
+    if (txn !== undefined) {
+      // Java's abortUndrainedBatches: nothing more is sent in a transaction that must abort.
+      const blocked = txn.blockedError()
+      if (blocked !== undefined) this.failQueued(blocked)
     }
     const now = performance.now()
     const { deliveryTimeoutMs, lingerMs } = this.options
@@ -223,6 +233,7 @@ export class Sender {
       const head = q.batches[0]
       if (head === undefined || head.retryAt > now) continue
       if (idem !== undefined && !idem.canDrain(q, head)) continue
+      if (this.txn !== undefined && !this.txn.mayDrain(q)) continue
       const ratio = q.owner.ratio
       const estimate = head.estimatedSize(ratio.value)
       if (out.length > 0 && size + estimate > max) break
@@ -230,7 +241,10 @@ export class Sender {
       if (q.open === head) q.open = undefined
       if (q.batches.length === 0) this.acc.pending.delete(q)
       const fresh = head.baseSequence < 0
-      if (idem !== undefined && fresh) idem.assign(q, head)
+      if (idem !== undefined && fresh) {
+        idem.assign(q, head)
+        if (this.txn !== undefined) head.transactional = true
+      }
       if (head.encoded === undefined && this.asyncCodec && this.compressing < this.maxCompressing) {
         // produce() compresses it and settles the count.
         this.compressing++
@@ -304,9 +318,11 @@ export class Sender {
       t.partitionData.push({ index: b.partition, records: b.encoded! })
     }
     const acks = this.options.acks
-    const body: ProduceRequest = { transactionalId: null, acks, timeoutMs: this.options.requestTimeoutMs, topicData }
-    // v3 is the first to carry magic-2 batches (KIP-98), which idempotence and headers need.
-    conn.request(Produce, body, { minVersion: 3, expectResponse: acks !== 0 }).then(
+    const txn = this.txn
+    const body: ProduceRequest = { transactionalId: txn?.transactionalId ?? null, acks, timeoutMs: this.options.requestTimeoutMs, topicData }
+    // v3 is the first to carry magic-2 batches (KIP-98), which idempotence and headers need;
+    // a TV1 transaction stays below v12, whose transactional batches add partitions (KIP-890).
+    conn.request(Produce, body, { minVersion: 3, maxVersion: txn?.produceMaxVersion, expectResponse: acks !== 0 }).then(
       (res) => this.onResponse(node, batches, res),
       (err: unknown) => this.onRequestError(node, batches, err instanceof Error ? err : new Error(String(err))),
     )
@@ -459,8 +475,11 @@ export class Sender {
    */
   private fail(b: ProducerBatch, error: Error, refused: boolean): void {
     if (b.state === BatchState.Acked || b.state === BatchState.Failed) return
+    // INVALID_PRODUCER_EPOCH means fencing in a transaction (Java's ProducerFencedException).
+    if (this.txn !== undefined) error = txnError(error)
     b.state = BatchState.Failed
     if (this.idem.enabled) this.idem.onFailed(b.queue, b, error, refused)
+    this.txn?.onBatchFailed(error)
     const { owners, runStart, runSlot } = b
     const n = b.count
     for (let r = 0; r < owners.length; r++) {
@@ -481,6 +500,18 @@ export class Sender {
       if (q.open === b) q.open = undefined
       if (q.batches.length === 0) this.acc.pending.delete(q)
       this.fail(b, error, false)
+    }
+  }
+
+  /** Fails every batch not yet sent (in flight ones finish): a transaction that must abort. */
+  private failQueued(error: Error): void {
+    for (const q of this.acc.pending) {
+      while (q.batches.length > 0 && q.batches[0]!.state !== BatchState.InFlight) {
+        const b = q.batches.shift()!
+        if (q.open === b) q.open = undefined
+        this.fail(b, error, false)
+      }
+      if (q.batches.length === 0) this.acc.pending.delete(q)
     }
   }
 

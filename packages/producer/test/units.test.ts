@@ -24,7 +24,17 @@ describe('options', () => {
       retries: Infinity,
       requestTimeoutMs: 30_000,
       metadataMaxIdleMs: 300_000,
+      transactionalId: undefined,
+      transactionTimeoutMs: 60_000,
     })
+  })
+
+  it('a transactionalId needs idempotence, as Java (transactional.id without enable.idempotence is a ConfigException)', () => {
+    expect(resolveOptions({ brokers: 'b', transactionalId: 'tx' })).toMatchObject({ idempotent: true, idempotenceExplicit: true, transactionalId: 'tx' })
+    expect(() => resolveOptions({ brokers: 'b', transactionalId: 'tx', idempotent: false })).toThrow(/transactionalId/)
+    expect(() => resolveOptions({ brokers: 'b', transactionalId: 'tx', acks: 1 })).toThrow(/transactionalId conflicts with acks/)
+    expect(() => resolveOptions({ brokers: 'b', transactionalId: '' })).toThrow(RangeError)
+    expect(() => resolveOptions({ brokers: 'b', transactionalId: 'tx', transactionTimeoutMs: 0 })).toThrow(RangeError)
   })
 
   it('turns implicit idempotence off where it cannot work, and refuses explicit idempotence there', () => {
