@@ -31,6 +31,11 @@ export class Delivery {
    * while it is still being handled (and auto-commit it).
    */
   reader: object | undefined
+  /**
+   * consumer.run()'s runner while it reads: revocations wait for its handlers of the revoked
+   * partitions, and max.poll.interval.ms is measured on its oldest running handler.
+   */
+  holder: { waitFor(states: ReadonlySet<PartitionState>): Promise<void>; heldMs(): number } | undefined
   private current: Chunk | undefined
   private committedAhead: Chunk | undefined
   private outstanding: PartitionState | undefined
@@ -71,6 +76,8 @@ export class Delivery {
 
   /** Resolves once the application is done with what it holds of these partitions (if anything). */
   waitForAck(states: ReadonlySet<PartitionState>): Promise<void> {
+    const holder = this.holder
+    if (holder !== undefined) return holder.waitFor(states)
     if (this.outstanding === undefined || !states.has(this.outstanding)) return Promise.resolve()
     return new Promise((resolve) => this.ackWaiters.push(resolve))
   }
