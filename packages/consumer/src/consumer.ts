@@ -16,6 +16,7 @@ import { Runner } from './runner/runner.js'
 import type { RunOptions } from './runner/types.js'
 import { DecodingIterator } from './runner/iterate.js'
 import { MessageDecoder, type DeserializationErrorPolicy } from './serdes.js'
+import { edgeOffsets, lagOf, offsetsForTimes, type LookupOptions, type OffsetForTime } from './offsets-api.js'
 import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
 import { Assignment, type PartitionState } from './positions.js'
 import { sortPartitions, tpKey, type Batch, type GroupGeneration, type Message, type RebalanceListener, type TopicPartition, type TopicPartitionOffset } from './types.js'
@@ -231,13 +232,18 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   // --- iteration ---------------------------------------------------------------------------
 
   [Symbol.asyncIterator](): AsyncIterableIterator<Message<K, V>> {
-    const raw = new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled())
+    return this.messages()
+  }
+
+  /** Messages, like `for await (const m of consumer)`; aborting `signal` ends a waiting loop with its reason (Java's wakeup()). */
+  messages(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<Message<K, V>> {
+    const raw = new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled(), options.signal)
     return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Message<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
   }
 
-  /** Batches: the next records of one partition at a time, as fetched. */
-  batches(): AsyncIterableIterator<Batch<K, V>> {
-    const raw = new DeliveryIterator<Batch>(this.delivery, (d) => d.nextBatch(), () => this.coordinator?.polled())
+  /** Batches: the next records of one partition at a time, as fetched; `signal` as for messages(). */
+  batches(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<Batch<K, V>> {
+    const raw = new DeliveryIterator<Batch>(this.delivery, (d) => d.nextBatch(), () => this.coordinator?.polled(), options.signal)
     return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Batch<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
   }
 
@@ -428,6 +434,62 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
         ? offsets.map((o) => ({ ...o }))
         : () => this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
     this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
+  }
+
+  /**
+   * Java's commitAsync(): the offsets (default: every assigned partition's position, taken now)
+   * are committed in call order after any commit already asked for, so a later commit always
+   * wins. The promise gives the offsets committed; with a callback, errors go to it instead and
+   * the promise resolves either way (as Java's OffsetCommitCallback).
+   */
+  commitAsync(offsets?: readonly TopicPartitionOffset[], callback?: (error: Error | null, offsets: TopicPartitionOffset[]) => void): Promise<TopicPartitionOffset[]> {
+    const committer = this.committer
+    let p: Promise<TopicPartitionOffset[]>
+    if (committer === undefined) p = Promise.reject(new IllegalStateError('commitAsync() needs a groupId'))
+    else if (this.disconnecting) p = Promise.reject(new ClientClosedError('consumer'))
+    else {
+      const list = offsets !== undefined ? offsets.map((o) => ({ ...o })) : this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
+      p = committer.commit(list, this.options.defaultApiTimeoutMs).then((done) => {
+        this.recordCommitted(done)
+        return done
+      })
+    }
+    if (callback === undefined) return p
+    return p.then(
+      (done) => (callback(null, done), done),
+      (err: unknown) => (callback(err instanceof Error ? err : new Error(String(err)), []), []),
+    )
+  }
+
+  /** Java's beginningOffsets(): each partition's log start offset. */
+  beginningOffsets(partitions: readonly TopicPartition[], options?: LookupOptions): Promise<TopicPartitionOffset[]> {
+    return edgeOffsets(this.cluster, this.options, partitions, 'earliest', options)
+  }
+
+  /** Java's endOffsets(): the high watermark, or the last stable offset under read_committed. */
+  endOffsets(partitions: readonly TopicPartition[], options?: LookupOptions): Promise<TopicPartitionOffset[]> {
+    return edgeOffsets(this.cluster, this.options, partitions, 'latest', options)
+  }
+
+  /** Java's offsetsForTimes(): per partition the first offset at or after its timestamp (null: none). */
+  offsetsForTimes(queries: readonly (TopicPartition & { timestamp: number | bigint | Date })[], options?: LookupOptions): Promise<OffsetForTime[]> {
+    return offsetsForTimes(this.cluster, this.options, queries, options)
+  }
+
+  /**
+   * Java's currentLag(): records between the position and the end the last fetch response gave
+   * (high watermark, or LSO under read_committed), without a request; undefined while unknown.
+   */
+  lag(tp: TopicPartition): bigint | undefined {
+    return lagOf(this.state(tp), this.options.isolationLevel)
+  }
+
+  /** Java's enforceRebalance(): asks the group to rebalance (the member rejoins at once). */
+  enforceRebalance(reason = 'the application asked for a rebalance'): void {
+    this.ensureOpen()
+    const c = this.coordinator
+    if (c === undefined || this.mode !== 'subscribed') throw new IllegalStateError('enforceRebalance() needs a subscription (subscribe() with a groupId)')
+    c.requestRejoin(reason)
   }
 
   /** The group's committed offsets for partitions (-1n where none is committed). */

@@ -5,6 +5,7 @@ export type { Message, Batch, TopicPartition, TopicPartitionOffset, RebalanceLis
 export { NoOffsetForPartitionError, OffsetOutOfRangeError, CommitFailedError, IllegalStateError, GroupMembershipError, HandlerFailedError, RecordDeserializationError } from './errors.js'
 export type { RunOptions, EachMessagePayload, EachBatchPayload, HandlerErrorPolicy, RunRetryOptions } from './runner/types.js'
 export type { DeserializationErrorPolicy } from './serdes.js'
+export type { OffsetForTime, LookupOptions } from './offsets-api.js'
 export { serdes } from '@tidelog/client'
 export type { Serde, Serializer, Deserializer, SerdeContext } from '@tidelog/client'
 export { LogTruncationError } from './validator.js'
