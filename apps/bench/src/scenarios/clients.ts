@@ -177,7 +177,8 @@ export const produce: Suite = {
 export const consume: Suite = {
   name: 'consume',
   description: 'C1: read a 1 M-record topic from the beginning (records/s) with every client on both brokers',
-  ids: ['C1'],
+  // C1.BATCH alone: `npm run bench -- C1.batch`.
+  ids: ['C1', 'C1.BATCH'],
   async run(ctx) {
     const n = sizes(ctx.quick)
     const filled = new Map<BrokerKind, string>()
@@ -195,7 +196,7 @@ export const consume: Suite = {
       return topic
     }
     ctx.log('C1: consume')
-    const m = await matrix(ctx, 'C1', CONTENDERS, async (b, client) => {
+    const m = await matrix(ctx, 'C1', wants(ctx, 'C1') ? CONTENDERS : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1-${client}-${++topicSeq}`
       if (client === 'java') return { rate: (await consumerPerformance(b.bootstrap, topic, n.consume, group)).fetchRate }
@@ -205,7 +206,7 @@ export const consume: Suite = {
     // C1.batch: the same topic through run() + eachBatch, partitionsConsumedConcurrently 6 (issue 13).
     const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs']
     ctx.log('C1.batch: consume with run({ eachBatch, partitionsConsumedConcurrently: 6 })')
-    const mb = await matrix(ctx, 'C1.batch', BATCH_CLIENTS, async (b, client) => {
+    const mb = await matrix(ctx, 'C1.batch', wants(ctx, 'C1') || wants(ctx, 'C1.BATCH') ? BATCH_CLIENTS : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1b-${client}-${++topicSeq}`
       const r = await runChild<ConsumeResult>({ kind: 'consume', client: client as NodeClient, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group, style: 'batch6' }, 600_000)
@@ -220,6 +221,7 @@ export const consume: Suite = {
       [],
       ['timed from the first record to the last; tidelog Consumer.run() and kafkajs consumer.run(), both with eachBatch and partitionsConsumedConcurrently 6; fetch settings Java defaults'],
     )
+    if (!wants(ctx, 'C1')) return batchRows
     return [...batchRows, ...rowsOf(
       m,
       { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
