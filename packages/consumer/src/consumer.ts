@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks'
 import { ClientClosedError, Cluster, Deadline } from '@tidelog/client'
 import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
 import { Committer, type CommitIdentity } from './committer.js'
+export type { SubscribeOptions, CloseOptions } from './consumer-support.js'
+import { DEFAULT_CLOSE_TIMEOUT_MS, NO_GENERATION, matchPattern, partitionCounts, settlesWithin, type CloseOptions, type SubscribeOptions } from './consumer-support.js'
 import { Delivery, DeliveryIterator } from './delivery.js'
 import { CommitFailedError, IllegalStateError, OffsetOutOfRangeError } from './errors.js'
 import { Fetcher } from './fetcher.js'
@@ -14,49 +16,12 @@ import { PositionResolver } from './position-resolver.js'
 import { Rebalance } from './rebalance.js'
 import { Runner } from './runner/runner.js'
 import type { RunOptions } from './runner/types.js'
-import { DecodingIterator } from './runner/iterate.js'
+import { DecodingIterator, type DecodingHooks } from './runner/iterate.js'
 import { MessageDecoder, type DeserializationErrorPolicy } from './serdes.js'
 import { edgeOffsets, lagOf, offsetsForTimes, type LookupOptions, type OffsetForTime } from './offsets-api.js'
 import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
 import { Assignment, type PartitionState } from './positions.js'
 import { sortPartitions, tpKey, type Batch, type GroupGeneration, type Message, type RebalanceListener, type TopicPartition, type TopicPartitionOffset } from './types.js'
-
-export interface SubscribeOptions {
-  listener?: RebalanceListener
-}
-
-export interface CloseOptions {
-  /**
-   * Send LeaveGroup so the group rebalances at once. Default: true for dynamic members, false
-   * for static ones (KIP-345: a static member that comes back within the session keeps its
-   * partitions without a rebalance).
-   */
-  leaveGroup?: boolean
-  /** Commit the processed offsets first (when auto-commit is on). Default true. */
-  commit?: boolean
-  /**
-   * Java's close(Duration), default 30 s: the longest close() takes. The group's part (commit,
-   * onPartitionsRevoked, LeaveGroup) gets at most requestTimeoutMs of it, as in Java; when time
-   * is up, close() logs a warning, stops waiting and closes the connections.
-   */
-  timeoutMs?: number
-}
-
-const NO_GENERATION: GroupGeneration = { generationId: -1, memberId: '', protocolName: null }
-/** Java's KafkaConsumer.close() without a Duration. */
-const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
-
-/** Waits for `p` at most `ms`: true if it settled (a rejection is rethrown), false if time ran out (p goes on). */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  // setTimeout treats anything past 2^31-1 ms (Infinity included) as 1 ms.
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.min(ms, 0x7fffffff), false)))
-  try {
-    return await Promise.race([p.then(() => true), late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /**
  * A Kafka consumer. Subscribe (with a groupId) to share topics with the group's other members,
@@ -158,7 +123,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     this.listener = options.listener ?? this.listener
     if (topics instanceof RegExp) {
       this.pattern = topics
-      this.topics = await this.matchPattern(topics)
+      this.topics = await matchPattern(this.cluster, topics)
     } else {
       const list = typeof topics === 'string' ? [topics] : topics
       if (list.length === 0 || list.some((t) => typeof t !== 'string' || t === '')) throw new TypeError('subscribe() needs topic names')
@@ -247,19 +212,13 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Batch<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
   }
 
-  private iterateHooks() {
-    return {
-      decoder: this.decoder,
-      policy: this.onDeserializationError,
-      logger: this.cluster.logger,
-      rewind: (topic: string, partition: number, offset: bigint) => {
-        const s = this.assignment.get(topic, partition)
-        if (s !== undefined) {
-          s.seek(offset, s.lastEpoch)
-          this.afterSeek()
-        }
-      },
+  private iterateHooks(): DecodingHooks<K, V> {
+    const rewind = (topic: string, partition: number, offset: bigint): void => {
+      const s = this.assignment.get(topic, partition)
+      if (s !== undefined) s.seek(offset, s.lastEpoch)
+      if (s !== undefined) this.afterSeek()
     }
+    return { decoder: this.decoder, policy: this.onDeserializationError, logger: this.cluster.logger, rewind }
   }
 
   /**
@@ -271,41 +230,27 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   run(options: RunOptions<K, V>): Promise<void> {
     try {
       this.ensureOpen()
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    if (this.runner !== undefined) return Promise.reject(new IllegalStateError('run() is already running: stop() it first'))
-    let runner: Runner<K, V>
-    try {
-      runner = new Runner<K, V>(
+      if (this.runner !== undefined) throw new IllegalStateError('run() is already running: stop() it first')
+      const o = this.options
+      const runner = new Runner<K, V>(
         {
-          options: this.options,
-          logger: this.cluster.logger,
-          backoff: this.cluster.retryBackoff,
-          fetcher: this.fetcher,
-          assignment: this.assignment,
-          delivery: this.delivery,
-          decoder: this.decoder,
-          onDeserializationError: this.onDeserializationError,
-          hasGroup: this.committer !== undefined,
+          options: o, logger: this.cluster.logger, backoff: this.cluster.retryBackoff, fetcher: this.fetcher, assignment: this.assignment,
+          delivery: this.delivery, decoder: this.decoder, onDeserializationError: this.onDeserializationError, hasGroup: this.committer !== undefined,
           polled: () => this.coordinator?.polled(),
-          commitAhead: this.options.delivery === 'at-most-once' ? (s, offset) => this.commitAhead(s, offset) : undefined,
-          commitProcessed: () => (this.options.autoCommit ? this.commitProcessed(this.assignment.list()) : Promise.resolve()),
-          commit: (offsets) => this.commit(offsets),
-          halt: (s, err) => this.halt(s, err, false),
-          pause: (tps) => this.pause(tps),
-          resume: (tps) => this.resume(tps),
+          commitAhead: o.delivery === 'at-most-once' ? (s, offset) => this.commitAhead(s, offset) : undefined,
+          commitProcessed: () => (o.autoCommit ? this.commitProcessed(this.assignment.list()) : Promise.resolve()),
+          commit: (offsets) => this.commit(offsets), halt: (s, err) => this.halt(s, err, false), pause: (tps) => this.pause(tps), resume: (tps) => this.resume(tps),
         },
         options,
       )
+      this.runner = runner
+      return runner.run().finally(() => {
+        this.lastPeakConcurrency = runner.peakConcurrency
+        if (this.runner === runner) this.runner = undefined
+      })
     } catch (err) {
       return Promise.reject(err)
     }
-    this.runner = runner
-    return runner.run().finally(() => {
-      this.lastPeakConcurrency = runner.peakConcurrency
-      if (this.runner === runner) this.runner = undefined
-    })
   }
 
   /** Stops run(): handlers running now finish, processed offsets are committed (auto-commit); run() resolves. */
@@ -594,7 +539,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
         return this.lock.run(() => this.rebalance.lose(partitions, generation))
       },
       assign: (partitions, generation) => this.lock.run(() => this.rebalance.assign(partitions, generation)),
-      partitionCounts: (topics) => this.partitionCounts(topics),
+      partitionCounts: (topics) => partitionCounts(this.cluster, topics),
       pollIdleMs: () => this.pollIdleMs(),
       onFatal: (error) => this.onGroupFatal(error),
       onStateChange: (from, to) => this.emit('member.state', { from, to }),
@@ -614,34 +559,10 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     return now - this.lastProgressAt
   }
 
-  private async partitionCounts(topics: string[]): Promise<Map<string, number>> {
-    const out = new Map<string, number>()
-    if (topics.length === 0) return out
-    const { metadata } = await this.cluster.fetchMetadata(topics)
-    for (const t of topics) {
-      const n = metadata.partitionCount(t)
-      if (n > 0) out.set(t, n)
-    }
-    return out
-  }
-
   private onGroupFatal(error: Error): void {
     this.delivery.fail(error)
     const owned = this.owned()
     if (owned.length > 0) void this.lock.run(() => this.rebalance.lose(owned, this.coordinator?.membership.snapshot() ?? NO_GENERATION))
-  }
-
-  /** Topics matching the pattern now; they join the cluster's tracked topics, kept fresh with them. */
-  private async matchPattern(pattern: RegExp): Promise<string[]> {
-    const { metadata } = await this.cluster.fetchMetadata(null)
-    const out: string[] = []
-    for (const t of metadata.topics.values()) {
-      pattern.lastIndex = 0
-      if (!t.isInternal && pattern.test(t.name)) out.push(t.name)
-    }
-    out.sort()
-    if (out.length > 0) await this.cluster.refreshMetadata(out)
-    return out
   }
 
   /** Auto-commit, and the metadata check that notices new partitions or newly matching topics. */
@@ -665,7 +586,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     if (c === undefined || this.mode !== 'subscribed' || this.closing !== undefined) return
     try {
       if (this.pattern !== undefined) {
-        const topics = await this.matchPattern(this.pattern)
+        const topics = await matchPattern(this.cluster, this.pattern)
         if (topics.join('\n') !== [...this.topics].sort().join('\n')) {
           this.topics = topics
           c.requestRejoin('the topics matching the subscription changed')
@@ -674,7 +595,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
       }
       const before = c.assignedTopicCounts
       const topics = [...new Set([...this.topics, ...before.keys()])]
-      const counts = await this.partitionCounts(topics)
+      const counts = await partitionCounts(this.cluster, topics)
       for (const t of topics) {
         if ((counts.get(t) ?? 0) !== (before.get(t) ?? 0)) {
           c.requestRejoin(`the partition count of ${t} changed`)

@@ -1,5 +1,5 @@
 export { Consumer } from './consumer.js'
-export type { SubscribeOptions, CloseOptions } from './consumer.js'
+export type { SubscribeOptions, CloseOptions } from './consumer-support.js'
 export type { ConsumerOptions, AutoOffsetReset, IsolationLevel, DeliverySemantics } from './options.js'
 export type { Message, Batch, TopicPartition, TopicPartitionOffset, RebalanceListener, GroupGeneration } from './types.js'
 export { NoOffsetForPartitionError, OffsetOutOfRangeError, CommitFailedError, IllegalStateError, GroupMembershipError, HandlerFailedError, RecordDeserializationError } from './errors.js'
