@@ -69,17 +69,47 @@ describe('consumer.run() end to end', () => {
       return { ms, slowDone, peak: c.peakHandlerConcurrency }
     }
 
-    // Warm up first (JIT), then the two runs measured.
+    // Warm up first (JIT), then two rounds of each, alternating; the best of each counts (the
+    // machine is shared, so single runs move with its load).
     await measure('warm-up', false)
-    const without = await measure('without-slow', false)
-    const withSlow = await measure('with-slow', true)
+    const best = (a: Awaited<ReturnType<typeof measure>>, b: Awaited<ReturnType<typeof measure>>) => (a.ms <= b.ms ? a : b)
+    const w1 = await measure('without-slow-1', false)
+    const s1 = await measure('with-slow-1', true)
+    const without = best(w1, await measure('without-slow-2', false))
+    const withSlow = best(s1, await measure('with-slow-2', true))
     // Far behind: at 100 ms a message it can have done only a small part of its records.
     expect(withSlow.slowDone).toBeLessThan(PER / 4)
     expect(withSlow.peak).toBeLessThanOrEqual(6)
     const ratio = without.ms / withSlow.ms
     console.log(
-      `[runner] 5 fast partitions x ${PER}: ${withSlow.ms.toFixed(0)} ms with the slow one (it did ${withSlow.slowDone}), ${without.ms.toFixed(0)} ms without; throughput ratio ${ratio.toFixed(2)}`,
+      `[runner] 5 fast partitions x ${PER}: ${withSlow.ms.toFixed(0)} ms with the slow one (it finished ${withSlow.slowDone} records meanwhile), ${without.ms.toFixed(0)} ms without; throughput ratio ${ratio.toFixed(2)}`,
     )
+  }, 120_000)
+
+  it('with a small fetch budget (maxBufferedBytes 64 KiB) the slow partition still leaves room for the others', async () => {
+    const { brokers, producer } = await startTestBroker(6)
+    const topic = 'slow-tight'
+    const PER = 3000
+    for (let p = 0; p < 6; p++) {
+      for (let i = 0; i < PER; i += 100) await producer.send(topic, p, Array.from({ length: 100 }, (_, k) => ({ key: null, value: Buffer.alloc(200, (i + k) % 256) })))
+    }
+    const budget = 64 * 1024
+    const c = start(brokers, 'tight', { maxBufferedBytes: budget, maxPartitionFetchBytes: 16 * 1024 })
+    await c.subscribe([topic])
+    const done = new Array<number>(6).fill(0)
+    const run = c.run({
+      partitionsConsumedConcurrently: 6,
+      eachMessage: async ({ partition }) => {
+        if (partition === 0) await sleep(100)
+        done[partition]!++
+      },
+    })
+    await waitFor(() => done.slice(1).every((n) => n === PER), 60_000, 'partitions 1-5 handled under the tight budget')
+    expect(done[0]).toBeLessThan(PER / 10)
+    // The budget holds: past it by at most one response (a first batch is returned whole, KIP-74).
+    expect(c.peakBufferedBytes).toBeLessThanOrEqual(2 * budget)
+    await c.stop()
+    await run
   }, 120_000)
 
   it('two members rebalancing under run(): nothing lost or duplicated, commits only for owned partitions', async () => {

@@ -32,11 +32,6 @@ export class PartitionWorker<K, V> {
 
   push(c: Chunk): void {
     const holdBytes = 2 * this.runner.host.options.maxPartitionFetchBytes
-    if (this.queue.length > 0 && c.share.chunks > 1) {
-      // It will wait behind others: a copy of its own frees the response it came in (which
-      // other partitions' records share) as soon as they are handled.
-      c = this.runner.host.fetcher.detach(c)
-    }
     this.queue.push(c)
     this.queuedBytes += c.bytes
     if (this.queue.length >= HOLD_CHUNKS || this.queuedBytes >= holdBytes) this.state.held = true
@@ -108,18 +103,23 @@ export class PartitionWorker<K, V> {
     }
   }
 
-  /** The next record of the chunk, decompressing as needed; null at its end. Errors halt the partition. */
-  private async next(c: Chunk): Promise<Record | null> {
+  /**
+   * The next record of the chunk; null at its end; a promise while a batch is decompressed (ask
+   * again after it). Synchronous when the data is there: no microtask per record. Errors halt
+   * the partition.
+   */
+  private next(c: Chunk): Record | null | Promise<void> {
     try {
-      for (;;) {
-        const r = c.next()
-        if (!(r instanceof Promise)) return r
-        await r
-      }
+      const r = c.next()
+      return r instanceof Promise ? r.catch((err: unknown) => this.halted(err)) : r
     } catch (err) {
-      this.runner.host.halt(this.state, err)
-      throw err
+      return this.halted(err)
     }
+  }
+
+  private halted(err: unknown): never {
+    this.runner.host.halt(this.state, err)
+    throw err
   }
 
   /** Marks everything before `next` processed, unless the partition moved on meanwhile. */
@@ -128,16 +128,22 @@ export class PartitionWorker<K, V> {
     if (s.epoch === epoch && next > s.acked && next <= s.position && this.runner.host.assignment.isCurrent(s)) s.acked = next
   }
 
-  private async toMessage(c: Chunk, rec: Record): Promise<Message<K, V> | undefined> {
+  /** The message for a record (undefined: skipped, it could not be deserialized); a promise only with async deserializers. */
+  private toMessage(c: Chunk, rec: Record): Message<K, V> | undefined | Promise<Message<K, V> | undefined> {
     const s = this.state
     try {
       const m = this.runner.host.decoder.fromRecord(s.topic, s.partition, rec, c.timestampType, c.leaderEpoch)
-      return m instanceof Promise ? await m : m
+      return m instanceof Promise ? m.catch((err: unknown) => this.undecodable(err, rec)) : m
     } catch (err) {
-      if (!(err instanceof RecordDeserializationError) || this.runner.host.onDeserializationError === 'stop') throw err
-      this.runner.host.logger.warn({ err, topic: s.topic, partition: s.partition, offset: rec.offset }, 'skipping a record that cannot be deserialized')
-      return undefined
+      return this.undecodable(err, rec)
     }
+  }
+
+  private undecodable(err: unknown, rec: Record): undefined {
+    const s = this.state
+    if (!(err instanceof RecordDeserializationError) || this.runner.host.onDeserializationError === 'stop') throw err
+    this.runner.host.logger.warn({ err, topic: s.topic, partition: s.partition, offset: rec.offset }, 'skipping a record that cannot be deserialized')
+    return undefined
   }
 
   private async messages(c: Chunk, epoch: number): Promise<void> {
@@ -149,11 +155,16 @@ export class PartitionWorker<K, V> {
         this.dropped = true
         return
       }
-      const rec = await this.next(c)
+      let rec = this.next(c)
+      while (rec instanceof Promise) {
+        await rec
+        rec = this.next(c)
+      }
       if (rec === null) return
       s.position = rec.offset + 1n
       s.lastEpoch = c.leaderEpoch
-      const message = await this.toMessage(c, rec)
+      let message = this.toMessage(c, rec)
+      if (message instanceof Promise) message = await message
       if (message !== undefined) {
         const payload = {
           topic: s.topic,
@@ -176,12 +187,17 @@ export class PartitionWorker<K, V> {
     const messages: Message<K, V>[] = []
     let failure: unknown
     for (;;) {
-      const rec = await this.next(c)
+      const rec = this.next(c)
+      if (rec instanceof Promise) {
+        await rec
+        continue
+      }
       if (rec === null) break
       s.position = rec.offset + 1n
       s.lastEpoch = c.leaderEpoch
       try {
-        const m = await this.toMessage(c, rec)
+        let m = this.toMessage(c, rec)
+        if (m instanceof Promise) m = await m
         if (m !== undefined) messages.push(m)
       } catch (err) {
         // Hand over what comes before the bad record; the position goes back to it after.
