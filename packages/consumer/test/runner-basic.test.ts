@@ -198,4 +198,49 @@ describe('consumer.run()', () => {
     const [committed] = await c.committed([{ topic: 'poll', partition: 0 }])
     expect(committed!.offset).toBe(3n)
   })
+
+  it('close() during run(): the running handler finishes, run() resolves, processed offsets are committed', async () => {
+    const { brokers, producer } = await startTestBroker(1)
+    await fill(producer, 'close-run', 1, 10)
+    const c = new Consumer(options(brokers, 'g-close-run'))
+    await c.subscribe(['close-run'])
+    const handled: bigint[] = []
+    let release: () => void = () => undefined
+    const held = new Promise<void>((r) => (release = r))
+    const run = c.run({
+      eachMessage: async ({ message }) => {
+        if (message.offset === 4n) await held
+        handled.push(message.offset)
+      },
+    })
+    await waitFor(() => handled.length === 4, 10_000, 'four handled')
+    const closing = c.close({ timeoutMs: 10_000 })
+    release()
+    await closing
+    await run
+    expect(handled).toEqual([0n, 1n, 2n, 3n, 4n])
+    const check = new Consumer(options(brokers, 'g-close-run'))
+    cleanup(() => check.close({ timeoutMs: 5000 }))
+    const [committed] = await check.committed([{ topic: 'close-run', partition: 0 }])
+    expect(committed!.offset).toBe(5n)
+  })
+
+  it('at-most-once under run(): each chunk is committed before its first record is handled', async () => {
+    const { brokers, producer } = await startTestBroker(1)
+    await producer.send('amo', 0, Array.from({ length: 5 }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`) })))
+    const c = consumer(brokers, 'g-amo', { delivery: 'at-most-once' })
+    await c.subscribe(['amo'])
+    const committedAtFirst: bigint[] = []
+    let n = 0
+    const run = c.run({
+      eachMessage: async ({ message }) => {
+        if (message.offset === 0n) committedAtFirst.push((await c.committed([{ topic: 'amo', partition: 0 }]))[0]!.offset)
+        n++
+      },
+    })
+    await waitFor(() => n === 5, 10_000, 'five handled')
+    await c.stop()
+    await run
+    expect(committedAtFirst).toEqual([5n])
+  })
 })
