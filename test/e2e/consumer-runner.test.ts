@@ -112,6 +112,40 @@ describe('consumer.run() end to end', () => {
     await run
   }, 120_000)
 
+  it('a handler running longer than the session timeout keeps the member (heartbeats go on); heartbeat() extends maxPollIntervalMs', async () => {
+    const { brokers, producer } = await startTestBroker(1)
+    await fill(producer, 'long-handler', [0], 3)
+    const c = start(brokers, 'long', { sessionTimeoutMs: 6000, maxPollIntervalMs: 3000, rebalanceTimeoutMs: 10_000 })
+    let lost = 0
+    c.on('partitions.lost', () => void lost++)
+    await c.subscribe(['long-handler'])
+    let generation = -1
+    let batches = 0
+    let finished = false
+    const run = c.run({
+      eachBatch: async ({ batch, heartbeat }) => {
+        batches++
+        generation = c.generation!.generationId
+        // 7.5 s: past the session timeout (6 s) and, without heartbeat(), past maxPollIntervalMs (3 s).
+        const until = performance.now() + 7500
+        while (performance.now() < until) {
+          await sleep(250)
+          await heartbeat()
+        }
+        expect(batch.messages.length).toBeGreaterThan(0)
+        finished = true
+      },
+    })
+    // The long batch ends; the member kept its generation and partition throughout.
+    await waitFor(() => finished, 30_000, 'the long batch handled')
+    await c.stop()
+    await run
+    expect(lost).toBe(0)
+    expect(c.generation?.generationId).toBe(generation)
+    const [committed] = await c.committed([{ topic: 'long-handler', partition: 0 }])
+    expect(committed!.offset).toBe(3n)
+  }, 60_000)
+
   it('two members rebalancing under run(): nothing lost or duplicated, commits only for owned partitions', async () => {
     const { brokers, producer } = await startTestBroker(6)
     const topic = 'rebalance-run'
