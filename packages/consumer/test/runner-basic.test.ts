@@ -243,4 +243,34 @@ describe('consumer.run()', () => {
     await run
     expect(committedAtFirst).toEqual([5n])
   })
+
+  it('eachBatch pausing its partition half way: the unresolved rest comes again after resume, nothing skipped', async () => {
+    const { brokers, producer } = await startTestBroker(1)
+    await fill(producer, 'pause-batch', 1, 20)
+    const c = consumer(brokers, 'g-pause-batch')
+    await c.subscribe(['pause-batch'])
+    const offsets: bigint[] = []
+    let resume: (() => void) | undefined
+    const run = c.run({
+      eachBatchAutoResolve: true,
+      eachBatch: async ({ batch, resolveOffset, pause, isStale }) => {
+        for (const m of batch.messages) {
+          if (resume === undefined && m.offset === 3n) {
+            resume = pause()
+            expect(isStale()).toBe(true)
+            return
+          }
+          offsets.push(m.offset)
+          resolveOffset(m.offset)
+        }
+      },
+    })
+    await waitFor(() => resume !== undefined, 10_000, 'the pause')
+    expect(c.paused()).toEqual([{ topic: 'pause-batch', partition: 0 }])
+    resume!()
+    await waitFor(() => offsets.length >= 20, 10_000, 'the rest after resume')
+    await c.stop()
+    await run
+    expect(offsets).toEqual(Array.from({ length: 20 }, (_, i) => BigInt(i)))
+  })
 })

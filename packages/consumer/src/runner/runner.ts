@@ -128,7 +128,13 @@ export class Runner<K, V> {
   private route(c: Chunk): void {
     const s = c.state
     let w = this.workers.get(s)
-    if (w === undefined) this.workers.set(s, (w = new PartitionWorker(s, this)))
+    if (w === undefined) {
+      // Workers of partitions that left the assignment (revoked, lost) go once idle.
+      if (this.workers.size >= this.host.assignment.size) {
+        for (const [state, old] of this.workers) if (!old.active && old.queue.length === 0 && !this.host.assignment.isCurrent(state)) this.workers.delete(state)
+      }
+      this.workers.set(s, (w = new PartitionWorker(s, this)))
+    }
     const wasEmpty = w.queue.length === 0
     w.push(c)
     if (wasEmpty && !w.active) this.ready.push(w)

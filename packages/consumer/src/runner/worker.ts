@@ -242,8 +242,9 @@ export class PartitionWorker<K, V> {
       )
       if (outcome === 'abandoned') return
       if (outcome === 'skipped' || (r.eachBatchAutoResolve && !this.stale(c, epoch))) this.ack(epoch, end)
-      // Returned with a rest unresolved: it is handed over again rather than skipped.
-      if (failure === undefined && s.epoch === epoch && s.acked < s.position && !this.stale(c, epoch) && r.running) {
+      // Returned with a rest unresolved (early, or stale because paused): it is handed over
+      // again rather than skipped. Not after a seek (a new epoch) nor for revoked partitions.
+      if (failure === undefined && s.epoch === epoch && s.acked < s.position && !s.revoking && r.host.assignment.isCurrent(s)) {
         s.seek(s.acked, s.lastEpoch)
         r.host.fetcher.purge()
         r.host.fetcher.wake()
