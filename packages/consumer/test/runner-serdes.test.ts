@@ -85,6 +85,29 @@ describe('serdes', () => {
     expect(next.value?.value).toEqual({ id: 3, item: 'd' })
   })
 
+  it('batches() with a deserializer: the records before a bad one come as a batch, then the error', async () => {
+    const { brokers } = await startTestBroker(1)
+    await produce(brokers, 'bad-batch', [{ id: 0, item: 'a' }, { id: 1, item: 'b' }, 'nope', { id: 3, item: 'd' }])
+    const c = new Consumer<string, Order>({ ...base(brokers, 'g-bad-batch'), maxPartitionFetchBytes: 1_048_576 })
+    cleanup(() => c.close({ timeoutMs: 5000 }))
+    c.assign([{ topic: 'bad-batch', partition: 0 }])
+    const it = c.batches()
+    const ids: number[] = []
+    let failure: unknown
+    try {
+      for (;;) {
+        const r = await it.next()
+        if (r.done === true) break
+        ids.push(...r.value.messages.map((m) => m.value!.id))
+      }
+    } catch (err) {
+      failure = err
+    }
+    expect(ids).toEqual([0, 1])
+    expect(failure).toMatchObject({ name: 'RecordDeserializationError', offset: 2n })
+    expect(c.position({ topic: 'bad-batch', partition: 0 })).toBe(2n)
+  })
+
   it("'skip' moves on past the bad record and commits past it", async () => {
     const { brokers } = await startTestBroker(1)
     await produce(brokers, 'skip-json', [{ id: 0, item: 'a' }, 'oops', { id: 2, item: 'c' }])
