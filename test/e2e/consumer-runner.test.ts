@@ -146,16 +146,16 @@ describe('consumer.run() end to end', () => {
     expect(committed!.offset).toBe(3n)
   }, 60_000)
 
-  it('two members rebalancing under run(): nothing lost or duplicated, commits only for owned partitions', async () => {
+  it.each([['range'], ['cooperative-sticky']] as const)('two members rebalancing under run() (%s): nothing lost or duplicated, commits only for owned partitions', async (assignor) => {
     const { brokers, producer } = await startTestBroker(6)
-    const topic = 'rebalance-run'
+    const topic = `rebalance-run-${assignor}`
     const PER = 300
     await fill(producer, topic, [0, 1, 2, 3, 4, 5], PER)
     const seen = new Map<string, number>()
     const foreignCommits: string[] = []
     const members: { c: Consumer; run: Promise<void>; handled: number }[] = []
     const join = async (name: string): Promise<void> => {
-      const c = start(brokers, 'run-group')
+      const c = start(brokers, `run-group-${assignor}`, { assignors: [assignor] })
       const m = { c, run: Promise.resolve(), handled: 0 }
       c.on('offsets.committed', ({ offsets }: { offsets: TopicPartitionOffset[] }) => {
         const owned = new Set(c.assigned().map((tp: TopicPartition) => `${tp.topic}-${tp.partition}`))
