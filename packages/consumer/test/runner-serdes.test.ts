@@ -132,4 +132,23 @@ describe('serdes', () => {
     const md = await p.send({ topic: 'x', partition: 0, key: 'ok', value: { id: 1, item: 'a' } })
     expect(md.offset).toBe(0n)
   })
+
+  it('an async serializer keeps send() call order', async () => {
+    const { brokers } = await startTestBroker(1)
+    // Later calls serialize faster: without ordering they would overtake earlier ones.
+    let delay = 40
+    const slowJson = { serialize: async (v: Order) => (await new Promise((r) => setTimeout(r, (delay = Math.max(0, delay - 4)))), Buffer.from(JSON.stringify(v))) }
+    const p = new Producer<string, Order>({ brokers, valueSerializer: slowJson, lingerMs: 0 })
+    cleanup(() => p.close())
+    await Promise.all(Array.from({ length: 10 }, (_, id) => p.send({ topic: 'ordered', partition: 0, value: { id, item: 'x' } })))
+    const c = new Consumer<string, Order>(base(brokers, 'g-ordered'))
+    cleanup(() => c.close({ timeoutMs: 5000 }))
+    c.assign([{ topic: 'ordered', partition: 0 }])
+    const ids: number[] = []
+    for await (const m of c) {
+      ids.push(m.value!.id)
+      if (ids.length === 10) break
+    }
+    expect(ids).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+  })
 })
