@@ -27,7 +27,8 @@ export function select(names: string[], suites: Suite[] = SUITES): Selection[] |
       continue
     }
     const id = raw.toUpperCase()
-    const byId = suites.find((s) => s.ids.includes(id))
+    // A sub-scenario ("C1.batch") belongs to the suite of its id's prefix.
+    const byId = suites.find((s) => s.ids.includes(id.split('.')[0]!))
     if (byId === undefined) return `unknown suite or scenario ${raw}`
     if (picked.has(byId) && picked.get(byId) === undefined) continue
     picked.set(byId, new Set([...(picked.get(byId) ?? []), id]))
