@@ -110,6 +110,12 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
     paused: paused.map((t) => ({ ...t, topic: t.topic.slice(prefix.length) })),
     joinAssignment: Object.fromEntries(Object.entries(joinAssignment as Record<string, number[]>).map(([t, ps]) => [t.slice(prefix.length), [...ps].sort()])),
     group: { state: group.state, protocol: group.protocol, protocolType: group.protocolType, members: group.members.length },
-    eventOrder: { first: order.slice(0, 3), last: order.slice(-3), batchesSeen: batches.length > 0 },
+    eventOrder: {
+      first: order.slice(0, 3),
+      last: order.slice(-3),
+      // Every batch: START, END, then the commit of what it resolved.
+      perBatch: /^CONNECT CONNECT GROUP_JOIN (START_BATCH_PROCESS END_BATCH_PROCESS COMMIT_OFFSETS )+STOP DISCONNECT$/.test(events.join(' ')) || events.join(' '),
+      batchesSeen: batches.length > 0,
+    },
   }
 }

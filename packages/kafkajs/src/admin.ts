@@ -1,4 +1,4 @@
-import { Admin as NativeAdmin, AdminError, type GroupOffset } from '@tidelog/client'
+import { Admin as NativeAdmin, AdminError, DEFAULT_API_TIMEOUT_MS, type GroupOffset } from '@tidelog/client'
 import { ProtocolError } from '@tidelog/protocol'
 import {
   KafkaJSAggregateError,
@@ -43,6 +43,15 @@ export interface IResourceConfig {
 
 // kafkajs' default admin operation timeout for topic creation and deletion.
 const DEFAULT_TOPIC_TIMEOUT = 5_000
+
+/**
+ * kafkajs' `timeout` is how long the broker may take; kafkajs then retries on its own. The
+ * native operation's bound covers its retries and the wait for leaders too, so it gets at least
+ * Java's default.api.timeout.ms: a loaded broker answering late is retried, not failed.
+ */
+function operationTimeout(timeout: number): number {
+  return Math.max(timeout, DEFAULT_API_TIMEOUT_MS)
+}
 
 function invalidTopic(topic: unknown): void {
   if (!topic || typeof topic !== 'string') throw new KafkaJSNonRetriableError(`Invalid topic ${String(topic)}`)
@@ -137,7 +146,7 @@ export class KafkaAdmin {
     try {
       // The native admin waits until every broker knows each new topic's leaders, which is what
       // kafkajs' waitForLeaders (default true) promises.
-      await admin.createTopics(requests, { validateOnly, timeoutMs: timeout })
+      await admin.createTopics(requests, { validateOnly, timeoutMs: operationTimeout(timeout) })
       return true
     } catch (e) {
       const errors = failures(e)
@@ -150,13 +159,13 @@ export class KafkaAdmin {
   async deleteTopics({ topics, timeout = DEFAULT_TOPIC_TIMEOUT }: { topics: string[]; timeout?: number }): Promise<void> {
     if (!topics || !Array.isArray(topics)) throw new KafkaJSNonRetriableError(`Invalid topics array ${String(topics)}`)
     if (topics.some((t) => typeof t !== 'string')) throw new KafkaJSNonRetriableError('Invalid topics array, the names must be a valid string')
-    await this.call((a) => a.deleteTopics(topics, { timeoutMs: Math.max(timeout, 1) }))
+    await this.call((a) => a.deleteTopics(topics, { timeoutMs: operationTimeout(timeout) }))
   }
 
   async createPartitions({ topicPartitions, validateOnly = false, timeout = DEFAULT_TOPIC_TIMEOUT }: { topicPartitions: ITopicPartitionConfig[]; validateOnly?: boolean; timeout?: number }): Promise<boolean> {
     if (!topicPartitions || !Array.isArray(topicPartitions)) throw new KafkaJSNonRetriableError(`Invalid topic partitions array ${String(topicPartitions)}`)
     if (topicPartitions.length === 0) throw new KafkaJSNonRetriableError('Empty topic partitions array')
-    await this.call((a) => a.createPartitions(topicPartitions.map((t) => ({ topic: t.topic, count: t.count, assignments: t.assignments })), { validateOnly, timeoutMs: timeout }))
+    await this.call((a) => a.createPartitions(topicPartitions.map((t) => ({ topic: t.topic, count: t.count, assignments: t.assignments })), { validateOnly, timeoutMs: operationTimeout(timeout) }))
     return true
   }
 

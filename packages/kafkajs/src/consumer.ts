@@ -182,6 +182,8 @@ export class KafkaConsumer {
     native.on('member.state', ({ to }: { to: string }) => {
       if (to === 'joining' && this.joined === undefined) this.joined = { leaderId: '', isLeader: false, startedAt: Date.now() }
     })
+    // kafkajs emits CONNECT a second time when run() connects its consumer group.
+    this.instrumentation.emit(consumerEvents.CONNECT, null)
     runner.start()
   }
 
