@@ -72,7 +72,7 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
     // kafkajs' setOffsets joins the group with a consumer (protocolType 'consumer'); committing
     // offsets for an empty group, as Kafka's AdminClient does, leaves it ''.
     groups: groups.length,
-    described: described.groups.map((g) => ({ state: g.state, members: g.members.length, errorCode: g.errorCode })),
+    described: described.groups.map((g) => ({ state: g.state, members: g.members.length, errorCode: (g as { errorCode?: number }).errorCode })),
     // The partition whose records were deleted (its low watermark moved to 5).
     afterDelete: afterDelete.filter((o) => o.partition === 0),
     configs: configs.resources.map((r) => ({
@@ -81,7 +81,7 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
       entries: r.configEntries.map((c) => ({ configName: c.configName, configValue: c.configValue, isDefault: c.isDefault, configSource: c.configSource })).sort((a, b) => a.configName.localeCompare(b.configName)),
     })),
     cluster: { brokers: cluster.brokers.length, hasController: cluster.controller !== null, hasClusterId: typeof cluster.clusterId === 'string' && cluster.clusterId.length > 0 },
-    deletedGroups: deletedGroups.map((g) => ({ errorCode: g.errorCode })),
+    deletedGroups: deletedGroups.map((g) => ({ errorCode: (g as { errorCode?: number }).errorCode })),
     missingGroup,
     badTopic,
     gone,

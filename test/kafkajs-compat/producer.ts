@@ -56,7 +56,8 @@ export async function producerProgram(lib: KafkaModule, brokers: string[], prefi
   await admin.deleteTopics({ topics: [topic, other] })
   await admin.disconnect()
   const strip = (r: { topicName: string; partition: number; errorCode: number; baseOffset?: string }[]) =>
-    r.map(({ topicName, partition, errorCode, baseOffset }) => ({ topicName: topicName.slice(prefix.length), partition, errorCode, baseOffset }))
+    // Sorted: the order of a response's topics and partitions is the broker's, not an API promise.
+    r.map(({ topicName, partition, errorCode, baseOffset }) => ({ topicName: topicName.slice(prefix.length), partition, errorCode, baseOffset })).sort((a, b) => a.topicName.localeCompare(b.topicName) || a.partition - b.partition)
   return {
     notConnected,
     sent: strip(sent),

@@ -1,5 +1,5 @@
 import { KafkaConnectionError, RequestTimeoutError, SaslAuthenticationError, AdminError, ClientClosedError } from '@tidelog/client'
-import { ProtocolError, TidelogError } from '@tidelog/protocol'
+import { ProtocolError, TidelogError, UnsupportedVersionError } from '@tidelog/protocol'
 import { DeliveryTimeoutError, InvalidRecordError, SendError } from '@tidelog/producer'
 import { CommitFailedError, OffsetOutOfRangeError } from '@tidelog/consumer'
 
@@ -280,6 +280,10 @@ export function toKafkaJSError(err: unknown): Error {
     return new KafkaJSAggregateError(err.message, err.errors.map(toKafkaJSError))
   }
   if (err instanceof ProtocolError) return fromProtocol(err)
+  if (err instanceof UnsupportedVersionError) {
+    const u = err as UnsupportedVersionError & { apiKey?: number; apiName?: string }
+    return new KafkaJSServerDoesNotSupportApiKey(err.message, { apiKey: u.apiKey, apiName: u.apiName, cause: err })
+  }
   if (err instanceof RequestTimeoutError) return new KafkaJSRequestTimeoutError(err.message, { broker: err.broker, correlationId: err.correlationId, cause: err })
   if (err instanceof KafkaConnectionError) return new KafkaJSConnectionError(err.message, { broker: err.broker, cause: err })
   if (err instanceof SaslAuthenticationError) return new KafkaJSSASLAuthenticationError(err.message, { cause: err })
