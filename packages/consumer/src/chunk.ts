@@ -83,6 +83,15 @@ export class Chunk {
     this.aborted = readCommitted && aborted != null && aborted.length > 0 ? aborted.slice().sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : null
   }
 
+  /**
+   * The same records in a buffer of their own (not yet read from), so this chunk's response
+   * frame, shared with other partitions' chunks, need not stay in memory while it waits.
+   */
+  copy(): Chunk {
+    const records = Buffer.from(this.records)
+    return new Chunk(this.state, this.fetchEpoch, this.endOffset, records, this.highWatermark, this.lastStableOffset, this.logStartOffset, this.aborted, this.readCommitted, this.verifyCrc, this.maxDecompressedBytes)
+  }
+
   get isStale(): boolean {
     return this.state.fetchEpoch !== this.fetchEpoch
   }

@@ -12,6 +12,11 @@ import { CoordinatorLink } from './group/coordinator-link.js'
 import { Mutex } from './lock.js'
 import { PositionResolver } from './position-resolver.js'
 import { Rebalance } from './rebalance.js'
+import { Runner } from './runner/runner.js'
+import type { RunOptions } from './runner/types.js'
+import { DecodingIterator } from './runner/iterate.js'
+import { MessageDecoder, type DeserializationErrorPolicy } from './serdes.js'
+import { edgeOffsets, lagOf, offsetsForTimes, type LookupOptions, type OffsetForTime } from './offsets-api.js'
 import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
 import { Assignment, type PartitionState } from './positions.js'
 import { sortPartitions, tpKey, type Batch, type GroupGeneration, type Message, type RebalanceListener, type TopicPartition, type TopicPartitionOffset } from './types.js'
@@ -69,7 +74,7 @@ async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> 
  * Events: 'group.joined', 'partitions.assigned', 'partitions.revoked', 'partitions.lost'
  * ({ partitions, generation }), 'offsets.committed' ({ offsets }), 'member.state' ({ from, to }).
  */
-export class Consumer extends EventEmitter {
+export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   readonly cluster: Cluster
   readonly options: ResolvedConsumerOptions
   private readonly assignment = new Assignment()
@@ -93,10 +98,18 @@ export class Consumer extends EventEmitter {
   private closing: Promise<void> | undefined
   /** Set once close() is past the group's part and closes the connections. */
   private disconnecting = false
+  private readonly decoder: MessageDecoder<K, V>
+  private readonly onDeserializationError: DeserializationErrorPolicy
+  private runner: Runner<K, V> | undefined
+  private lastPeakConcurrency = 0
 
-  constructor(options: ConsumerOptions) {
+  constructor(options: ConsumerOptions<K, V>) {
     super()
     this.options = resolveOptions(options)
+    this.decoder = new MessageDecoder(options.keyDeserializer, options.valueDeserializer)
+    const policy = options.onDeserializationError ?? 'stop'
+    if (policy !== 'stop' && policy !== 'skip') throw new TypeError(`onDeserializationError must be 'stop' or 'skip', got ${String(policy)}`)
+    this.onDeserializationError = policy
     this.assignorList = resolveAssignors(options.assignors)
     // Java's consumer default (allow.auto.create.topics); the broker's own setting still decides.
     this.cluster = new Cluster({ ...options, allowAutoTopicCreation: options.allowAutoTopicCreation ?? true })
@@ -218,13 +231,94 @@ export class Consumer extends EventEmitter {
 
   // --- iteration ---------------------------------------------------------------------------
 
-  [Symbol.asyncIterator](): AsyncIterableIterator<Message> {
-    return new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled())
+  [Symbol.asyncIterator](): AsyncIterableIterator<Message<K, V>> {
+    return this.messages()
   }
 
-  /** Batches: the next records of one partition at a time, as fetched. */
-  batches(): AsyncIterableIterator<Batch> {
-    return new DeliveryIterator<Batch>(this.delivery, (d) => d.nextBatch(), () => this.coordinator?.polled())
+  /** Messages, like `for await (const m of consumer)`; aborting `signal` ends a waiting loop with its reason (Java's wakeup()). */
+  messages(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<Message<K, V>> {
+    const raw = new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled(), options.signal)
+    return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Message<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
+  }
+
+  /** Batches: the next records of one partition at a time, as fetched; `signal` as for messages(). */
+  batches(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<Batch<K, V>> {
+    const raw = new DeliveryIterator<Batch>(this.delivery, (d) => d.nextBatch(), () => this.coordinator?.polled(), options.signal)
+    return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Batch<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
+  }
+
+  private iterateHooks() {
+    return {
+      decoder: this.decoder,
+      policy: this.onDeserializationError,
+      logger: this.cluster.logger,
+      rewind: (topic: string, partition: number, offset: bigint) => {
+        const s = this.assignment.get(topic, partition)
+        if (s !== undefined) {
+          s.seek(offset, s.lastEpoch)
+          this.afterSeek()
+        }
+      },
+    }
+  }
+
+  /**
+   * Runs handlers over the consumed records until stop(), the signal, close() or an error
+   * ('stop' policy): each partition in offset order, up to partitionsConsumedConcurrently
+   * partitions at once. Resolves when stopped; rejects with the error that stopped it. One
+   * reader at a time: an iterator and run() exclude each other.
+   */
+  run(options: RunOptions<K, V>): Promise<void> {
+    try {
+      this.ensureOpen()
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    if (this.runner !== undefined) return Promise.reject(new IllegalStateError('run() is already running: stop() it first'))
+    let runner: Runner<K, V>
+    try {
+      runner = new Runner<K, V>(
+        {
+          options: this.options,
+          logger: this.cluster.logger,
+          backoff: this.cluster.retryBackoff,
+          fetcher: this.fetcher,
+          assignment: this.assignment,
+          delivery: this.delivery,
+          decoder: this.decoder,
+          onDeserializationError: this.onDeserializationError,
+          hasGroup: this.committer !== undefined,
+          polled: () => this.coordinator?.polled(),
+          commitAhead: this.options.delivery === 'at-most-once' ? (s, offset) => this.commitAhead(s, offset) : undefined,
+          commitProcessed: () => (this.options.autoCommit ? this.commitProcessed(this.assignment.list()) : Promise.resolve()),
+          commit: (offsets) => this.commit(offsets),
+          halt: (s, err) => this.halt(s, err, false),
+          pause: (tps) => this.pause(tps),
+          resume: (tps) => this.resume(tps),
+        },
+        options,
+      )
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    this.runner = runner
+    return runner.run().finally(() => {
+      this.lastPeakConcurrency = runner.peakConcurrency
+      if (this.runner === runner) this.runner = undefined
+    })
+  }
+
+  /** Stops run(): handlers running now finish, processed offsets are committed (auto-commit); run() resolves. */
+  async stop(): Promise<void> {
+    const r = this.runner
+    if (r === undefined) return
+    r.stop()
+    await r.run().catch(() => undefined)
+  }
+
+  /** The most handlers run() has had running at once (partitionsConsumedConcurrently bounds it). */
+  get peakHandlerConcurrency(): number {
+    return this.runner?.peakConcurrency ?? this.lastPeakConcurrency
   }
 
   // --- positions -----------------------------------------------------------------------------
@@ -342,6 +436,62 @@ export class Consumer extends EventEmitter {
     this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
   }
 
+  /**
+   * Java's commitAsync(): the offsets (default: every assigned partition's position, taken now)
+   * are committed in call order after any commit already asked for, so a later commit always
+   * wins. The promise gives the offsets committed; with a callback, errors go to it instead and
+   * the promise resolves either way (as Java's OffsetCommitCallback).
+   */
+  commitAsync(offsets?: readonly TopicPartitionOffset[], callback?: (error: Error | null, offsets: TopicPartitionOffset[]) => void): Promise<TopicPartitionOffset[]> {
+    const committer = this.committer
+    let p: Promise<TopicPartitionOffset[]>
+    if (committer === undefined) p = Promise.reject(new IllegalStateError('commitAsync() needs a groupId'))
+    else if (this.disconnecting) p = Promise.reject(new ClientClosedError('consumer'))
+    else {
+      const list = offsets !== undefined ? offsets.map((o) => ({ ...o })) : this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
+      p = committer.commit(list, this.options.defaultApiTimeoutMs).then((done) => {
+        this.recordCommitted(done)
+        return done
+      })
+    }
+    if (callback === undefined) return p
+    return p.then(
+      (done) => (callback(null, done), done),
+      (err: unknown) => (callback(err instanceof Error ? err : new Error(String(err)), []), []),
+    )
+  }
+
+  /** Java's beginningOffsets(): each partition's log start offset. */
+  beginningOffsets(partitions: readonly TopicPartition[], options?: LookupOptions): Promise<TopicPartitionOffset[]> {
+    return edgeOffsets(this.cluster, this.options, partitions, 'earliest', options)
+  }
+
+  /** Java's endOffsets(): the high watermark, or the last stable offset under read_committed. */
+  endOffsets(partitions: readonly TopicPartition[], options?: LookupOptions): Promise<TopicPartitionOffset[]> {
+    return edgeOffsets(this.cluster, this.options, partitions, 'latest', options)
+  }
+
+  /** Java's offsetsForTimes(): per partition the first offset at or after its timestamp (null: none). */
+  offsetsForTimes(queries: readonly (TopicPartition & { timestamp: number | bigint | Date })[], options?: LookupOptions): Promise<OffsetForTime[]> {
+    return offsetsForTimes(this.cluster, this.options, queries, options)
+  }
+
+  /**
+   * Java's currentLag(): records between the position and the end the last fetch response gave
+   * (high watermark, or LSO under read_committed), without a request; undefined while unknown.
+   */
+  lag(tp: TopicPartition): bigint | undefined {
+    return lagOf(this.state(tp), this.options.isolationLevel)
+  }
+
+  /** Java's enforceRebalance(): asks the group to rebalance (the member rejoins at once). */
+  enforceRebalance(reason = 'the application asked for a rebalance'): void {
+    this.ensureOpen()
+    const c = this.coordinator
+    if (c === undefined || this.mode !== 'subscribed') throw new IllegalStateError('enforceRebalance() needs a subscription (subscribe() with a groupId)')
+    c.requestRejoin(reason)
+  }
+
   /** The group's committed offsets for partitions (-1n where none is committed). */
   async committed(partitions: readonly TopicPartition[]): Promise<TopicPartitionOffset[]> {
     this.ensureConnected()
@@ -455,6 +605,7 @@ export class Consumer extends EventEmitter {
   private pollIdleMs(): number {
     const now = performance.now()
     const d = this.delivery
+    if (d.holder !== undefined) return d.holder.heldMs()
     if (d.waiting || d.polls !== this.lastPolls) {
       this.lastPolls = d.polls
       this.lastProgressAt = now
@@ -557,10 +708,15 @@ export class Consumer extends EventEmitter {
     this.delivery.abandon()
     this.delivery.closed = true
     this.delivery.wake()
+    // run() ends: handlers running now finish before the revocation's commit (it waits for them).
+    this.runner?.stop()
     this.resolver.stopped = true
     // Java bounds the coordinator's close (commit, listener, LeaveGroup) by min(timeout, request.timeout.ms).
     const group = new Deadline(Math.min(timeoutMs, this.options.requestTimeoutMs))
+    const runner = this.runner
     try {
+      // Handlers running now finish first, so the commit below includes them.
+      if (runner !== undefined) await settlesWithin(runner.run().catch(() => undefined), group.remaining())
       if (!(await settlesWithin(this.leaveOnClose(options, group), group.remaining()))) {
         this.cluster.logger.warn({ groupId: this.options.groupId, timeoutMs }, 'close: committing and leaving the group did not finish in time')
       }

@@ -31,6 +31,11 @@ export class Delivery {
    * while it is still being handled (and auto-commit it).
    */
   reader: object | undefined
+  /**
+   * consumer.run()'s runner while it reads: revocations wait for its handlers of the revoked
+   * partitions, and max.poll.interval.ms is measured on its oldest running handler.
+   */
+  holder: { waitFor(states: ReadonlySet<PartitionState>): Promise<void>; heldMs(): number } | undefined
   private current: Chunk | undefined
   private committedAhead: Chunk | undefined
   private outstanding: PartitionState | undefined
@@ -71,6 +76,8 @@ export class Delivery {
 
   /** Resolves once the application is done with what it holds of these partitions (if anything). */
   waitForAck(states: ReadonlySet<PartitionState>): Promise<void> {
+    const holder = this.holder
+    if (holder !== undefined) return holder.waitFor(states)
     if (this.outstanding === undefined || !states.has(this.outstanding)) return Promise.resolve()
     return new Promise((resolve) => this.ackWaiters.push(resolve))
   }
@@ -210,10 +217,17 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
     private readonly d: Delivery,
     private readonly take: (d: Delivery) => T | undefined | Promise<void>,
     private readonly onPoll: () => void,
+    /** Java's wakeup(): aborting makes a waiting (or the next) next() reject with the reason, ending the loop. */
+    private readonly signal?: AbortSignal,
   ) {}
 
   next(): Promise<IteratorResult<T>> {
     const d = this.d
+    if (this.signal?.aborted === true && d.reader === this) {
+      d.ack()
+      this.release()
+      return Promise.reject(this.signal.reason)
+    }
     if (d.closed) {
       this.release()
       return Promise.resolve({ value: undefined, done: true })
@@ -265,7 +279,7 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
           continue
         }
         if (r !== undefined) return { value: r, done: false }
-        await d.wait()
+        await (this.signal === undefined ? d.wait() : this.waitOrAbort(this.signal))
       }
     } catch (err) {
       // for await does not call return() after next() rejects: the loop has ended all the same.
@@ -275,6 +289,18 @@ export class DeliveryIterator<T extends Message | Batch> implements AsyncIterabl
       d.waiting = false
       this.inNext = false
     }
+  }
+
+  private waitOrAbort(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason)
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason)
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.d.wait().then(() => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      })
+    })
   }
 
   /** Leaving the loop: what the application holds is not counted as processed. */

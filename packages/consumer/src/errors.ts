@@ -47,3 +47,42 @@ export class IllegalStateError extends TidelogError {}
 
 /** The group coordinator refused this member for good (fenced instance id, bad config, authorization). */
 export class GroupMembershipError extends TidelogError {}
+
+/**
+ * A run() handler (eachMessage / eachBatch) kept failing after its retries, with
+ * onHandlerError 'stop': run() rejects with this. `offset` is the first offset not processed;
+ * it is not committed, and the partition's position is back at it.
+ */
+export class HandlerFailedError extends TidelogError {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+  readonly attempts: number
+  constructor(topic: string, partition: number, offset: bigint, attempts: number, cause: unknown) {
+    super(`the handler failed for ${topic}-${partition} at offset ${offset} after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    this.topic = topic
+    this.partition = partition
+    this.offset = offset
+    this.attempts = attempts
+  }
+}
+
+/**
+ * A record's key or value could not be deserialized (Java's RecordDeserializationException).
+ * With onDeserializationError 'stop' (default) the partition's position stays at `offset`:
+ * seek past it (offset + 1n) to go on; run() rejects with it. With 'skip' it is logged and the
+ * record counts as processed.
+ */
+export class RecordDeserializationError extends TidelogError {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: bigint
+  readonly isKey: boolean
+  constructor(topic: string, partition: number, offset: bigint, isKey: boolean, cause: unknown) {
+    super(`cannot deserialize the ${isKey ? 'key' : 'value'} of ${topic}-${partition} at offset ${offset}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    this.topic = topic
+    this.partition = partition
+    this.offset = offset
+    this.isKey = isKey
+  }
+}

@@ -144,6 +144,18 @@ export class Fetcher {
     if (this.bufferedBytes < this.options.maxBufferedBytes) for (const loop of this.loops.values()) loop.room.notify()
   }
 
+  /**
+   * A not-yet-read chunk that will wait long (its partition's handler is behind): copied out of
+   * its response, whose bytes are freed once the other partitions' chunks are delivered.
+   */
+  detach(c: Chunk): Chunk {
+    const copy = c.copy()
+    this.bufferedBytes += copy.bytes
+    if (this.bufferedBytes > this.peakBufferedBytes) this.peakBufferedBytes = this.bufferedBytes
+    this.release(c)
+    return copy
+  }
+
   /** Drops queued chunks whose partition moved on (seek, pause, revoke), freeing their room. */
   purge(): void {
     let kept = 0

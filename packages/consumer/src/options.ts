@@ -1,4 +1,4 @@
-import type { ClientOptions } from '@tidelog/client'
+import type { ClientOptions, Deserializer } from '@tidelog/client'
 import type { Assignor } from './group/assignors/types.js'
 
 export type AutoOffsetReset = 'earliest' | 'latest' | 'none'
@@ -11,7 +11,18 @@ export type IsolationLevel = 'read_uncommitted' | 'read_committed'
  */
 export type DeliverySemantics = 'at-least-once' | 'at-most-once'
 
-export interface ConsumerOptions extends ClientOptions {
+export interface ConsumerOptions<K = Buffer, V = Buffer> extends ClientOptions {
+  /** Turns key bytes into K (serdes.string, serdes.json(), or your own; may be async). Default: the bytes. */
+  keyDeserializer?: Deserializer<K>
+  /** Turns value bytes into V (serdes.string, serdes.json(), or your own; may be async). Default: the bytes. */
+  valueDeserializer?: Deserializer<V>
+  /**
+   * A record whose key or value cannot be deserialized: 'stop' (default) raises
+   * RecordDeserializationError with its topic, partition and offset (the position stays at the
+   * record: seek past it to go on, as Java's RecordDeserializationException); 'skip' logs it
+   * and goes on, the record counting as processed.
+   */
+  onDeserializationError?: 'stop' | 'skip'
   /** The consumer group; needed by subscribe() and by commits. */
   groupId?: string
   /** Static membership (KIP-345): a restart within the session timeout keeps the assignment. */
@@ -94,7 +105,7 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
   return value
 }
 
-export function resolveOptions(o: ConsumerOptions): ResolvedConsumerOptions {
+export function resolveOptions(o: ConsumerOptions<unknown, unknown>): ResolvedConsumerOptions {
   const reset = o.autoOffsetReset ?? 'latest'
   if (reset !== 'earliest' && reset !== 'latest' && reset !== 'none') throw new TypeError(`autoOffsetReset must be earliest, latest or none, got ${String(reset)}`)
   const isolation = o.isolationLevel ?? 'read_uncommitted'

@@ -33,6 +33,8 @@ export class PartitionState implements TopicPartition {
   halted = false
   /** Being revoked: nothing more is delivered from it. */
   revoking = false
+  /** consumer.run(): the partition's queue is full; it is not fetched until the handler drains it. */
+  held = false
   /** A fetch covering this partition is in flight. */
   inFlight = false
   /** Set when a fetch error says the leader moved; cleared when fresh metadata arrives. */
@@ -71,7 +73,7 @@ export class PartitionState implements TopicPartition {
 
   /** Fetchable: has a position, is not paused or being revoked, and waits for no metadata. */
   get fetchable(): boolean {
-    return this.reset === undefined && !this.paused && !this.revoking && !this.awaitingMetadata && !this.halted && !this.validating
+    return this.reset === undefined && !this.paused && !this.revoking && !this.awaitingMetadata && !this.halted && !this.validating && !this.held
   }
 
   /** Throws away what is fetched or being fetched: the next fetch starts at the position. */

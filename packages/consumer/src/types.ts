@@ -21,12 +21,14 @@ export interface TopicPartitionOffset extends TopicPartition {
  * `timestamp` is a bigint of milliseconds since the epoch, like `offset`: both are int64 on the
  * wire, and one numeric type for both keeps arithmetic between them free of conversions.
  */
-export interface Message {
+export interface Message<K = Buffer, V = Buffer> {
   readonly topic: string
   readonly partition: number
   readonly offset: bigint
-  readonly key: Buffer | null
-  readonly value: Buffer | null
+  /** The key bytes, or what the keyDeserializer made of them; null stays null. */
+  readonly key: K | null
+  /** The value bytes, or what the valueDeserializer made of them; null (a tombstone) stays null. */
+  readonly value: V | null
   /** In wire order; a key may repeat. */
   readonly headers: RecordHeader[]
   readonly timestamp: bigint
@@ -37,10 +39,10 @@ export interface Message {
 }
 
 /** What `consumer.batches()` yields: the next records of one partition, in offset order. */
-export interface Batch {
+export interface Batch<K = Buffer, V = Buffer> {
   readonly topic: string
   readonly partition: number
-  readonly messages: Message[]
+  readonly messages: Message<K, V>[]
   /** The partition's high watermark when it was fetched. */
   readonly highWatermark: bigint
   /** The last stable offset (read_committed reads stop there), or -1n from brokers that do not say. */

@@ -20,6 +20,8 @@ import { Idempotence } from './idempotence.js'
 import { IdleTopics } from './idle-topics.js'
 import { resolveOptions, type ProducerOptions, type ResolvedOptions } from './options.js'
 import { STICKY, strategyFor, type PartitionStrategy } from './partitioners/index.js'
+import { RecordSerializer, type SerializerOptions, type TypedRecord } from './serdes.js'
+import type { Bytes } from './record.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
 import { Sender } from './sender.js'
 
@@ -81,7 +83,8 @@ function probeCodec(type: CompressionType): { asyncCodec: boolean; maxCompressin
  * records for the same partition are written in that order; with idempotence (the default) this
  * holds through retries and reconnections too.
  */
-export class Producer {
+export class Producer<K = Bytes, V = Bytes> {
+  private readonly serializer: RecordSerializer<K, V>
   private readonly options: ResolvedOptions
   private readonly cluster: Cluster
   private readonly acc: Accumulator
@@ -100,7 +103,8 @@ export class Producer {
   private stopPartition = -1
   private stopSize = 0
 
-  constructor(options: ProducerOptions) {
+  constructor(options: ProducerOptions & SerializerOptions<K, V>) {
+    this.serializer = new RecordSerializer(options.keySerializer, options.valueSerializer)
     this.options = resolveOptions(options)
     const { asyncCodec, maxCompressing } = probeCodec(this.options.compression)
     this.strategy = strategyFor(options.partitioner)
@@ -135,9 +139,16 @@ export class Producer {
    * typed error it failed with. An array: all metadata in order, or a SendError (after every
    * record settled) holding each record's error or metadata.
    */
-  send(record: ProducerRecord): Promise<RecordMetadata>
-  send(records: readonly ProducerRecord[]): Promise<RecordMetadata[]>
-  send(input: ProducerRecord | readonly ProducerRecord[]): Promise<RecordMetadata | RecordMetadata[]> {
+  send(record: TypedRecord<K, V>): Promise<RecordMetadata>
+  send(records: readonly TypedRecord<K, V>[]): Promise<RecordMetadata[]>
+  send(input: TypedRecord<K, V> | readonly TypedRecord<K, V>[]): Promise<RecordMetadata | RecordMetadata[]> {
+    if (this.serializer.none || this.closing !== undefined) return this.sendBytes(input as ProducerRecord | readonly ProducerRecord[])
+    // Serializers run here, inside send(), before anything is queued.
+    const single = !Array.isArray(input)
+    return this.serializer.run(single ? [input as TypedRecord<K, V>] : (input as readonly TypedRecord<K, V>[]), (out) => this.sendBytes(single ? out[0]! : out))
+  }
+
+  private sendBytes(input: ProducerRecord | readonly ProducerRecord[]): Promise<RecordMetadata | RecordMetadata[]> {
     if (this.closing !== undefined) return Promise.reject(new ClientClosedError('producer'))
     const fatal = this.idem.fatalError
     if (fatal !== undefined) return Promise.reject(fatal)

@@ -28,8 +28,14 @@ export interface ClientAdapter {
    * set explicitly: fetch.min.bytes 1, fetch.max.wait.ms 500, fetch.max.bytes 50 MiB,
    * max.partition.fetch.bytes 1 MiB.
    */
-  consumer(bootstrap: string, topic: string, groupId: string, onValue: (value: Buffer) => void): Promise<ConsumerAdapter>
+  consumer(bootstrap: string, topic: string, groupId: string, onValue: (value: Buffer) => void, style?: ConsumeStyle): Promise<ConsumerAdapter>
 }
+
+/**
+ * How the records are handed over: 'message' (default) through the per-message API; 'batch6'
+ * through run() with eachBatch and partitionsConsumedConcurrently 6 (tidelog and kafkajs).
+ */
+export type ConsumeStyle = 'message' | 'batch6'
 
 export const FETCH = {
   minBytes: 1,

@@ -101,11 +101,17 @@ async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult
   let first = 0
   let last = 0
   let bytes = 0
-  const cons = await c.consumer(job.bootstrap, job.topic, job.groupId, (v) => {
-    if (n++ === 0) first = performance.now()
-    bytes += v.length
-    if (n === job.records) last = performance.now()
-  })
+  const cons = await c.consumer(
+    job.bootstrap,
+    job.topic,
+    job.groupId,
+    (v) => {
+      if (n++ === 0) first = performance.now()
+      bytes += v.length
+      if (n === job.records) last = performance.now()
+    },
+    job.style,
+  )
   try {
     await until(() => n >= job.records, () => n, 30_000, `consumed ${n} of ${job.records}`)
   } finally {

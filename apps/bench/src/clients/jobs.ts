@@ -44,6 +44,8 @@ export interface ConsumeJob extends JobBase {
   kind: 'consume'
   records: number
   groupId: string
+  /** See ConsumeStyle (adapter.ts); default 'message'. */
+  style?: 'message' | 'batch6'
 }
 
 /**

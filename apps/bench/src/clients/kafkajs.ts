@@ -35,7 +35,7 @@ export const kafkajs: ClientAdapter = {
     }
   },
 
-  async consumer(bootstrap, topic, groupId, onValue) {
+  async consumer(bootstrap, topic, groupId, onValue, style) {
     const c = kafka(bootstrap).consumer({
       groupId,
       minBytes: FETCH.minBytes,
@@ -45,11 +45,20 @@ export const kafkajs: ClientAdapter = {
     })
     await c.connect()
     await c.subscribe({ topic, fromBeginning: true })
-    await c.run({
-      eachMessage: async ({ message }) => {
-        onValue(message.value!)
-      },
-    })
+    if (style === 'batch6') {
+      await c.run({
+        partitionsConsumedConcurrently: 6,
+        eachBatch: async ({ batch }) => {
+          for (const m of batch.messages) onValue(m.value!)
+        },
+      })
+    } else {
+      await c.run({
+        eachMessage: async ({ message }) => {
+          onValue(message.value!)
+        },
+      })
+    }
     return { close: () => c.disconnect() }
   },
 }

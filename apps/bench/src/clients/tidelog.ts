@@ -22,7 +22,7 @@ export const tidelog: ClientAdapter = {
     }
   },
 
-  async consumer(bootstrap, topic, groupId, onValue) {
+  async consumer(bootstrap, topic, groupId, onValue, style) {
     const c = new Consumer({
       brokers: [bootstrap],
       clientId: 'tidelog-bench',
@@ -35,9 +35,18 @@ export const tidelog: ClientAdapter = {
     })
     await c.subscribe([topic])
     let failure: unknown
-    const loop = (async () => {
-      for await (const m of c) onValue(m.value!)
-    })().catch((e: unknown) => {
+    const loop = (
+      style === 'batch6'
+        ? c.run({
+            partitionsConsumedConcurrently: 6,
+            eachBatch: ({ batch }) => {
+              for (const m of batch.messages) onValue(m.value!)
+            },
+          })
+        : (async () => {
+            for await (const m of c) onValue(m.value!)
+          })()
+    ).catch((e: unknown) => {
       failure = e
     })
     return {

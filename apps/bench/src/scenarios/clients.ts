@@ -177,7 +177,8 @@ export const produce: Suite = {
 export const consume: Suite = {
   name: 'consume',
   description: 'C1: read a 1 M-record topic from the beginning (records/s) with every client on both brokers',
-  ids: ['C1'],
+  // C1.BATCH alone: `npm run bench -- C1.batch`.
+  ids: ['C1', 'C1.BATCH'],
   async run(ctx) {
     const n = sizes(ctx.quick)
     const filled = new Map<BrokerKind, string>()
@@ -195,15 +196,33 @@ export const consume: Suite = {
       return topic
     }
     ctx.log('C1: consume')
-    const m = await matrix(ctx, 'C1', CONTENDERS, async (b, client) => {
+    const m = await matrix(ctx, 'C1', wants(ctx, 'C1') ? CONTENDERS : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1-${client}-${++topicSeq}`
       if (client === 'java') return { rate: (await consumerPerformance(b.bootstrap, topic, n.consume, group)).fetchRate }
       const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group }, 600_000)
       return { rate: r.records / (r.ms / 1000) }
     })
+    // C1.batch: the same topic through run() + eachBatch, partitionsConsumedConcurrently 6 (issue 13).
+    const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs']
+    ctx.log('C1.batch: consume with run({ eachBatch, partitionsConsumedConcurrently: 6 })')
+    const mb = await matrix(ctx, 'C1.batch', wants(ctx, 'C1') || wants(ctx, 'C1.BATCH') ? BATCH_CLIENTS : [], async (b, client) => {
+      const topic = await fill(b)
+      const group = `bench-c1b-${client}-${++topicSeq}`
+      const r = await runChild<ConsumeResult>({ kind: 'consume', client: client as NodeClient, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group, style: 'batch6' }, 600_000)
+      return { rate: r.records / (r.ms / 1000) }
+    })
     for (const [kind, topic] of filled) await deleteTopic(await ctx.brokers.get(kind), topic)
-    return rowsOf(
+    const batchRows = rowsOf(
+      mb,
+      { id: 'C1.batch', title: `consume ${n.consume.toLocaleString('en')} records with run({ eachBatch, partitionsConsumedConcurrently: 6 }), new group`, unit: 'records/s', higherIsBetter: true },
+      'rate',
+      BATCH_CLIENTS,
+      [],
+      ['timed from the first record to the last; tidelog Consumer.run() and kafkajs consumer.run(), both with eachBatch and partitionsConsumedConcurrently 6; fetch settings Java defaults'],
+    )
+    if (!wants(ctx, 'C1')) return batchRows
+    return [...batchRows, ...rowsOf(
       m,
       { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
       'rate',
@@ -213,7 +232,7 @@ export const consume: Suite = {
         'timed from the first record to the last (the group join is left out; Java: ConsumerPerformance fetch.nMsg.sec)',
         'Node clients through their per-message API (tidelog: for await, kafkajs: eachMessage, @platformatic/kafka: stream data events); fetch settings Java defaults, set explicitly',
       ],
-    )
+    )]
   },
 }
 
