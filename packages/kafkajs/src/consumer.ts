@@ -133,7 +133,7 @@ export class KafkaConsumer {
     this.transition('run')
     let native: NativeConsumer
     try {
-      native = new NativeConsumer(this.nativeOptions(await this.ctx.clientOptions(this.retry)))
+      native = new NativeConsumer(this.nativeOptions(await this.ctx.clientOptions(this.retry), config))
     } catch (e) {
       this.state = 'connected'
       throw toKafkaJSError(e)
@@ -142,16 +142,11 @@ export class KafkaConsumer {
     const runner = new Runner(
       {
         native,
-        groupId: this.config.groupId,
         logger: this.log,
         retry: this.retry,
         instrumentation: this.instrumentation,
-        commit: (offsets) => this.commitNative(offsets),
-        pause: (topic, partition) => {
-          this.pause([{ topic, partitions: [partition] }])
-          return () => this.resume([{ topic, partitions: [partition] }])
-        },
         crash: (error) => this.crash(error),
+        ended: () => void this.stop(),
       },
       config,
     )
@@ -159,12 +154,10 @@ export class KafkaConsumer {
     try {
       await native.subscribe([...this.topics], {
         listener: {
-          onPartitionsRevoked: async (partitions) => {
-            this.instrumentation.emit(consumerEvents.REBALANCING, () => ({ groupId: this.config.groupId, memberId: native.generation?.memberId ?? '' }))
-            await runner.drain(partitions)
-          },
-          onPartitionsLost: async (partitions) => {
-            await runner.drain(partitions)
+          onPartitionsRevoked: (partitions) => {
+            // The native consumer then waits for the partitions' running handlers and commits
+            // what they resolved before the partitions move.
+            this.instrumentation.emit(consumerEvents.REBALANCING, () => ({ groupId: this.config.groupId, memberId: native.generation?.memberId ?? '', partitions }))
           },
           onPartitionsAssigned: (partitions, generation) => this.assigned(native, partitions, generation),
         },
@@ -176,6 +169,7 @@ export class KafkaConsumer {
       this.state = 'connected'
       throw toKafkaJSError(e)
     }
+    native.on('offsets.committed', ({ offsets }: { offsets: NativeOffset[] }) => this.committed(native, offsets))
     native.on('group.joined', (info: { leaderId: string; isLeader: boolean }) => {
       this.joined = { leaderId: info.leaderId, isLeader: info.isLeader, startedAt: this.joined?.startedAt ?? Date.now() }
     })
@@ -187,14 +181,16 @@ export class KafkaConsumer {
     runner.start()
   }
 
-  private nativeOptions(base: ClientOptions): ConsumerOptions {
+  private nativeOptions(base: ClientOptions, run: ConsumerRunConfig): ConsumerOptions {
     const c = this.config
     return {
       ...base,
       groupId: c.groupId,
       autoOffsetReset: this.fromBeginning ? 'earliest' : 'latest',
-      // Commits are the runner's: it commits what handlers resolved.
-      autoCommit: false,
+      // Only what handlers resolved is committed: after each batch (the runner), on revocation
+      // and on stop (the native consumer), and every autoCommitInterval.
+      autoCommit: run.autoCommit ?? true,
+      autoCommitIntervalMs: run.autoCommitInterval ?? undefined,
       sessionTimeoutMs: c.sessionTimeout ?? DEFAULTS.sessionTimeout,
       rebalanceTimeoutMs: c.rebalanceTimeout ?? DEFAULTS.rebalanceTimeout,
       heartbeatIntervalMs: c.heartbeatInterval ?? DEFAULTS.heartbeatInterval,
@@ -239,14 +235,7 @@ export class KafkaConsumer {
     }))
   }
 
-  private async commitNative(offsets: NativeOffset[]): Promise<void> {
-    const native = this.native
-    if (native === undefined) throw new KafkaJSNonRetriableError('The consumer is not running')
-    try {
-      await native.commit(offsets)
-    } catch (e) {
-      throw toKafkaJSError(e)
-    }
+  private committed(native: NativeConsumer, offsets: NativeOffset[]): void {
     this.instrumentation.emit(consumerEvents.COMMIT_OFFSETS, () => {
       const topics = new Map<string, { partition: string; offset: string }[]>()
       for (const o of offsets) {
@@ -264,13 +253,14 @@ export class KafkaConsumer {
     let restart = true
     if (this.retry.restartOnFailure !== undefined) restart = await this.retry.restartOnFailure(error).catch(() => true)
     this.instrumentation.emit(consumerEvents.CRASH, { error, groupId: this.config.groupId, restart })
-    if (!restart) void this.stop()
     return restart
   }
 
   async commitOffsets(topicPartitions: TopicPartitionOffsetAndMetadata[]): Promise<void> {
     const offsets = topicPartitions.map((p) => ({ topic: p.topic, partition: p.partition, offset: BigInt(p.offset), metadata: p.metadata ?? null }))
-    await this.commitNative(offsets)
+    const native = this.native
+    if (native === undefined) throw new KafkaJSNonRetriableError('The consumer is not running: commitOffsets needs run()')
+    await native.commit(offsets).catch((e) => Promise.reject(toKafkaJSError(e)))
   }
 
   /** Applies at once to an assigned partition, or when the partition is assigned. */
@@ -297,7 +287,6 @@ export class KafkaConsumer {
       return
     }
     native.seek(t)
-    this.runner?.seeked(t.topic, t.partition, t.offset)
   }
 
   pause(topics: { topic: string; partitions?: number[] }[]): void {
@@ -352,7 +341,6 @@ export class KafkaConsumer {
     await runner?.stop()
     this.native = undefined
     await native?.close().catch((e) => this.log.warn('leaving the group failed', { error: (e as Error).message }))
-    await runner?.finished()
     this.transition('stopped')
     this.instrumentation.emit(consumerEvents.STOP, null)
   }
