@@ -20,6 +20,9 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
 
   // 1. eachMessage from the beginning, one group member.
   const groupId = `${prefix}-group`
+  // A fresh cluster creates its offsets topic on the first coordinator lookup; the admin waits
+  // for it, so the consumer below joins at once (kafkajs would otherwise crash and restart once).
+  await admin.fetchOffsets({ groupId, topics: [topic] })
   const consumer = kafka.consumer({ groupId, heartbeatInterval: 500, sessionTimeout: 10_000, maxWaitTimeInMs: 100 })
   const events: string[] = []
   const batches: string[] = []

@@ -10,7 +10,9 @@ export async function producerProgram(lib: KafkaModule, brokers: string[], prefi
   const other = `${prefix}-other-topic`
   await admin.createTopics({ topics: [{ topic, numPartitions: 3 }, { topic: other, numPartitions: 5 }] })
 
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+  // Idempotent (kafkajs allows it with one request in flight): a retried request is not written
+  // twice, so the offsets are deterministic on a fresh cluster too.
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, idempotent: true, maxInFlightRequests: 1 })
   const events: string[] = []
   producer.on(producer.events.CONNECT, () => events.push('connect'))
   producer.on(producer.events.DISCONNECT, () => events.push('disconnect'))
@@ -47,7 +49,7 @@ export async function producerProgram(lib: KafkaModule, brokers: string[], prefi
   await producer.disconnect()
 
   // kafkajs 1.x's partitioner: the same keys land where kafkajs 1.x put them.
-  const legacy = kafka.producer({ createPartitioner: Partitioners.LegacyPartitioner })
+  const legacy = kafka.producer({ createPartitioner: Partitioners.LegacyPartitioner, idempotent: true, maxInFlightRequests: 1 })
   await legacy.connect()
   const legacySent = await legacy.send({ topic: other, messages: Array.from({ length: 30 }, (_, i) => ({ key: `legacy-${i}`, value: String(i) })) })
   await legacy.disconnect()
