@@ -1,4 +1,4 @@
-import type { KafkaModule } from './types.js'
+import { retrying, type KafkaModule } from './types.js'
 
 /** "Admin Client": topics, partitions, offsets, configs, groups, records, cluster, errors. */
 export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: string) {
@@ -16,7 +16,12 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
   }
   await admin.connect()
   const topic = `${prefix}-admin-topic`
-  const created = await admin.createTopics({ topics: [{ topic, numPartitions: 2, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] })
+  const created = await admin.createTopics({ topics: [{ topic, numPartitions: 2, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] }] }).catch(async (e: { retriable?: boolean }) => {
+    // Created, but the new topic's leaders were not visible yet (kafkajs on a fresh cluster).
+    if (e.retriable !== true) throw e
+    await retrying(() => admin.fetchTopicMetadata({ topics: [topic] }))
+    return true
+  })
   const again = await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] })
   const listed = (await admin.listTopics()).includes(topic)
   await admin.createPartitions({ topicPartitions: [{ topic, count: 3 }] })
@@ -31,8 +36,8 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
   const future = await admin.fetchTopicOffsetsByTimestamp(topic, 2_000_000_000_000)
 
   const groupId = `${prefix}-admin-group`
-  await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '4' }, { partition: 1, offset: '7' }] })
-  const afterSet = await admin.fetchOffsets({ groupId, topics: [topic] })
+  await retrying(() => admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '4' }, { partition: 1, offset: '7' }] }))
+  const afterSet = await retrying(() => admin.fetchOffsets({ groupId, topics: [topic] }))
   await admin.resetOffsets({ groupId, topic, earliest: true })
   const groups = (await admin.listGroups()).groups.filter((g) => g.groupId === groupId)
   const described = await admin.describeGroups([groupId])

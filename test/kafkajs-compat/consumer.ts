@@ -1,4 +1,4 @@
-import { until, type KafkaModule } from './types.js'
+import { retrying, until, type KafkaModule } from './types.js'
 
 /**
  * "Consuming Messages": eachMessage from the beginning, headers and keys, commits on stop,
@@ -11,7 +11,7 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
   const topic = `${prefix}-events`
   const admin = kafka.admin()
   await admin.connect()
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }] })
+  await retrying(() => admin.createTopics({ topics: [{ topic, numPartitions: 3 }] }))
   const producer = kafka.producer()
   await producer.connect()
   const messages = Array.from({ length: 60 }, (_, i) => ({ key: `key-${i % 7}`, value: `value-${i}`, headers: { index: String(i) } }))
@@ -22,7 +22,7 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
   const groupId = `${prefix}-group`
   // A fresh cluster creates its offsets topic on the first coordinator lookup; the admin waits
   // for it, so the consumer below joins at once (kafkajs would otherwise crash and restart once).
-  await admin.fetchOffsets({ groupId, topics: [topic] })
+  await retrying(() => admin.fetchOffsets({ groupId, topics: [topic] }))
   const consumer = kafka.consumer({ groupId, heartbeatInterval: 500, sessionTimeout: 10_000, maxWaitTimeInMs: 100 })
   const events: string[] = []
   const batches: string[] = []

@@ -1,4 +1,4 @@
-import type { KafkaModule } from './types.js'
+import { retrying, type KafkaModule } from './types.js'
 
 /** "Producing Messages": send, sendBatch, keys, headers, explicit partitions, both partitioners. */
 export async function producerProgram(lib: KafkaModule, brokers: string[], prefix: string) {
@@ -8,7 +8,7 @@ export async function producerProgram(lib: KafkaModule, brokers: string[], prefi
   await admin.connect()
   const topic = `${prefix}-test-topic`
   const other = `${prefix}-other-topic`
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }, { topic: other, numPartitions: 5 }] })
+  await retrying(() => admin.createTopics({ topics: [{ topic, numPartitions: 3 }, { topic: other, numPartitions: 5 }] }))
 
   // Idempotent (kafkajs allows it with one request in flight): a retried request is not written
   // twice, so the offsets are deterministic on a fresh cluster too.
