@@ -61,7 +61,12 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
     badTopic = `${(e as Error).name}: ${(e as Error).message}`
   }
   await admin.deleteTopics({ topics: [topic] })
-  const gone = !(await admin.listTopics()).includes(topic)
+  // Deletion reaches every broker's metadata a little later on KRaft clusters.
+  let gone = false
+  for (let i = 0; i < 100 && !gone; i++) {
+    gone = !(await admin.listTopics()).includes(topic)
+    if (!gone) await new Promise((r) => setTimeout(r, 100))
+  }
   await admin.disconnect()
 
   return {

@@ -53,6 +53,21 @@ function operationTimeout(timeout: number): number {
   return Math.max(timeout, DEFAULT_API_TIMEOUT_MS)
 }
 
+/**
+ * Waits until the metadata shows the new partition counts: on KRaft clusters CreatePartitions
+ * answers before every broker's metadata has them, and a program's next fetchTopicMetadata or
+ * send to a new partition would otherwise miss them.
+ */
+async function untilPartitions(admin: NativeAdmin, wanted: ITopicPartitionConfig[], timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const described = await admin.describeTopics(wanted.map((t) => t.topic))
+    if (wanted.every((w) => (described.find((d) => d.name === w.topic)?.partitions.length ?? 0) >= w.count)) return
+    if (Date.now() > end) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
 function invalidTopic(topic: unknown): void {
   if (!topic || typeof topic !== 'string') throw new KafkaJSNonRetriableError(`Invalid topic ${String(topic)}`)
 }
@@ -166,6 +181,7 @@ export class KafkaAdmin {
     if (!topicPartitions || !Array.isArray(topicPartitions)) throw new KafkaJSNonRetriableError(`Invalid topic partitions array ${String(topicPartitions)}`)
     if (topicPartitions.length === 0) throw new KafkaJSNonRetriableError('Empty topic partitions array')
     await this.call((a) => a.createPartitions(topicPartitions.map((t) => ({ topic: t.topic, count: t.count, assignments: t.assignments })), { validateOnly, timeoutMs: operationTimeout(timeout) }))
+    if (!validateOnly) await this.call((a) => untilPartitions(a, topicPartitions, operationTimeout(timeout)))
     return true
   }
 
