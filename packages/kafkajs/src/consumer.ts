@@ -61,6 +61,7 @@ export class KafkaConsumer {
   private readonly pausedTopics = new Map<string, Set<number> | 'all'>()
   private joined: { leaderId: string; isLeader: boolean; startedAt: number } | undefined
   private readonly retry: RetryOptions & { restartOnFailure?: (err: Error) => Promise<boolean> }
+  private whenStopped: (() => void) | undefined
 
   constructor(private readonly ctx: KafkaContext, private readonly config: ConsumerConfig) {
     if (config === undefined || !config.groupId) throw new KafkaJSNonRetriableError('Consumer groupId must be a non-empty string.')
@@ -178,7 +179,20 @@ export class KafkaConsumer {
     })
     // kafkajs emits CONNECT a second time when run() connects its consumer group.
     this.instrumentation.emit(consumerEvents.CONNECT, null)
+    // kafkajs' run() resolves once the group is joined and synced (NestJS' ClientKafka, for
+    // one, reads its partitions from GROUP_JOIN right after), then consumes in the background.
+    const joined = new Promise<void>((resolve) => {
+      const off = this.instrumentation.onInternal(consumerEvents.GROUP_JOIN, () => {
+        off()
+        resolve()
+      })
+      this.whenStopped = () => {
+        off()
+        resolve()
+      }
+    })
     runner.start()
+    await joined
   }
 
   private nativeOptions(base: ClientOptions, run: ConsumerRunConfig): ConsumerOptions {
@@ -335,6 +349,8 @@ export class KafkaConsumer {
   async stop(): Promise<void> {
     if (this.state !== 'running') return
     this.transition('stop')
+    this.whenStopped?.()
+    this.whenStopped = undefined
     const runner = this.runner
     const native = this.native
     this.runner = undefined

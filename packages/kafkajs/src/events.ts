@@ -69,6 +69,12 @@ export class Instrumentation<Names extends Record<string, string>> {
     return () => void this.emitter.off(eventName, wrapped)
   }
 
+  /** The package's own listener: counted like a user's, so the event is always built for it. */
+  onInternal(eventName: string, listener: () => void): () => void {
+    this.emitter.on(eventName, listener)
+    return () => void this.emitter.off(eventName, listener)
+  }
+
   listening(eventName: string): boolean {
     return this.emitter.listenerCount(eventName) > 0
   }
