@@ -121,10 +121,35 @@ export class Runner {
     if (timeUp || enough) await this.commit(p)
   }
 
-  private async commit(p: NativeEachBatch): Promise<void> {
-    await p.commitOffsetsIfNecessary()
-    this.lastCommit = Date.now()
-    this.resolvedSinceCommit = 0
+  private committing: Promise<void> | undefined
+  private nextCommit: Promise<void> | undefined
+
+  /**
+   * Commits every partition's resolved offsets. Batches of several partitions finishing while
+   * a commit is in flight share the one after it (it carries all their offsets), so each still
+   * waits for a commit of its own offsets, as in kafkajs, without one request per batch.
+   */
+  private commit(p: NativeEachBatch): Promise<void> {
+    if (this.nextCommit !== undefined) return this.nextCommit
+    const start = (): Promise<void> => {
+      const c = p.commitOffsetsIfNecessary().then(() => {
+        this.lastCommit = Date.now()
+        this.resolvedSinceCommit = 0
+      })
+      // Only for ordering: its outcome reaches callers through `c`.
+      this.committing = c.catch(() => undefined).finally(() => {
+        if (this.committing === tracked) this.committing = undefined
+      })
+      const tracked = this.committing
+      return c
+    }
+    if (this.committing === undefined) return start()
+    const next = this.committing.then(() => {
+      this.nextCommit = undefined
+      return start()
+    })
+    this.nextCommit = next
+    return next
   }
 
   private async batch(p: NativeEachBatch): Promise<void> {
