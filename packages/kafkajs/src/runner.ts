@@ -176,10 +176,14 @@ export class Runner {
     }
     if (this.config.eachMessage !== undefined) {
       const each = this.config.eachMessage
-      for (const message of batch.messages) {
+      const heartbeat = () => p.heartbeat()
+      const pause = () => p.pause()
+      for (let i = 0; i < batch.messages.length; i++) {
         if (!this.running || p.isStale()) break
-        await each({ topic, partition, message, heartbeat: () => p.heartbeat(), pause: () => p.pause() })
-        resolve(message.offset)
+        await each({ topic, partition, message: batch.messages[i]!, heartbeat, pause })
+        // The native offset: no parsing of the string form per message.
+        p.resolveOffset(nb.messages[i]!.offset)
+        this.resolvedSinceCommit++
         await this.commitIfNecessary(p)
       }
     } else if (this.config.eachBatch !== undefined) {
