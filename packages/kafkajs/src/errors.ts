@@ -255,6 +255,9 @@ export class KafkaJSAggregateError extends Error {
   }
 }
 
+/** kafkajs' fetcher signal that a rebalance interrupted a fetch; exported for instanceof checks. */
+export class KafkaJSFetcherRebalanceError extends Error {}
+
 export class KafkaJSNoBrokerAvailableError extends KafkaJSError {
   override name = 'KafkaJSNoBrokerAvailableError'
   constructor() {
