@@ -13,6 +13,7 @@ export default defineConfig({
       '@tidelog/client': src('./packages/client/src/index.ts'),
       '@tidelog/consumer': src('./packages/consumer/src/index.ts'),
       '@tidelog/producer': src('./packages/producer/src/index.ts'),
+      '@tidelog/kafkajs': src('./packages/kafkajs/src/index.ts'),
     },
   },
   test: {

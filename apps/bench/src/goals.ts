@@ -32,6 +32,7 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
   const goals: GoalCheck[] = [
     check('tidelog producer and consumer >= 5x kafkajs', ratiosOf(rows, clientRows, 'tidelog/kafkajs'), 5),
     check('tidelog run() + eachBatch (partitionsConsumedConcurrently 6) >= 5x kafkajs run the same way', ratiosOf(rows, /^C1\.batch@/, 'tidelog/kafkajs'), 5),
+    check('@tidelog/kafkajs >= 4x kafkajs on P1 and C1', ratiosOf(rows, /^(P1|C1(\.batch)?)@/, 'tidelog-kafkajs/kafkajs'), 4),
     check('tidelog producer and consumer >= 2x @platformatic/kafka', ratiosOf(rows, clientRows, 'tidelog/platformatic'), 2),
     check('tidelog producer and consumer >= 1x the Java client', ratiosOf(rows, clientRows, 'tidelog/java'), 1),
     check('tidelog broker >= 1x Apache Kafka throughput with the Java client', ratiosOf(rows, /^(P\d(\.\w+)?|C1)\.brokers\(java\)$/, 'tidelog-broker/kafka'), 1),

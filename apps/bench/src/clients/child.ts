@@ -25,6 +25,8 @@ async function load(client: Job['client']): Promise<ClientAdapter> {
       return (await import('./kafkajs.js')).kafkajs
     case 'platformatic':
       return (await import('./platformatic.js')).platformatic
+    case 'tidelog-kafkajs':
+      return (await import('./tidelog-kafkajs.js')).tidelogKafkajs
   }
 }
 

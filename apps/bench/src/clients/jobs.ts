@@ -2,7 +2,7 @@
 // client runs in a process of its own (see run-child.ts), so no client's heap, JIT
 // state or event-loop backlog can slow down the next one.
 
-export type NodeClient = 'tidelog' | 'kafkajs' | 'platformatic'
+export type NodeClient = 'tidelog' | 'kafkajs' | 'platformatic' | 'tidelog-kafkajs'
 export type Compression = 'none' | 'gzip' | 'snappy'
 
 /** Set explicitly and equal for every client (the Java producer gets the same as properties). */

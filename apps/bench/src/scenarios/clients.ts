@@ -11,7 +11,8 @@ import { entryOf, makeRow, type Entry, type RowHead } from '../rows.js'
 import type { RunContext, ScenarioResult, Suite } from '../types.js'
 
 export type Contender = NodeClient | 'java'
-const NODE_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'platformatic']
+// tidelog-kafkajs: @tidelog/kafkajs, driven as kafkajs is (issue 13: the facade vs kafkajs).
+const NODE_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'platformatic', 'tidelog-kafkajs']
 export const CONTENDERS: Contender[] = [...NODE_CLIENTS, 'java']
 const BROKERS: BrokerKind[] = ['tidelog', 'kafka']
 const BROKER_NAMES: Record<BrokerKind, string> = { tidelog: 'tidelog-broker', kafka: 'kafka' }
@@ -110,7 +111,7 @@ function rowsOf(
       makeRow(
         { ...head, id: `${head.id}@${BROKER_NAMES[broker]}`, title: `${head.title}, on ${where}` },
         clients.map((c) => [c, cellEntry(m, { client: c, broker }, metric, unsupported)]),
-        undefined,
+        pairsOf(clients),
         notes,
       ),
     )
@@ -124,6 +125,13 @@ function rowsOf(
     )
   }
   return rows
+}
+
+/** The first client against each other one, and @tidelog/kafkajs against kafkajs. */
+function pairsOf(clients: Contender[]): Array<[string, string]> {
+  const pairs = clients.slice(1).map((c): [string, string] => [clients[0]!, c])
+  if (clients.includes('tidelog-kafkajs') && clients.includes('kafkajs')) pairs.push(['tidelog-kafkajs', 'kafkajs'])
+  return pairs
 }
 
 const wants = (ctx: RunContext, id: string) => ctx.only === undefined || ctx.only.has(id)
@@ -204,7 +212,7 @@ export const consume: Suite = {
       return { rate: r.records / (r.ms / 1000) }
     })
     // C1.batch: the same topic through run() + eachBatch, partitionsConsumedConcurrently 6 (issue 13).
-    const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs']
+    const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'tidelog-kafkajs']
     ctx.log('C1.batch: consume with run({ eachBatch, partitionsConsumedConcurrently: 6 })')
     const mb = await matrix(ctx, 'C1.batch', wants(ctx, 'C1') || wants(ctx, 'C1.BATCH') ? BATCH_CLIENTS : [], async (b, client) => {
       const topic = await fill(b)

@@ -1,0 +1,65 @@
+import type { Batch as NativeBatch, Message as NativeMessage } from '@tidelog/consumer'
+import type { IHeaders, KafkaMessage } from './types.js'
+
+/** kafkajs' headers: an object, a repeated key becoming an array of its values. */
+export function headersOf(m: NativeMessage): IHeaders {
+  const out: IHeaders = {}
+  for (const h of m.headers) {
+    const v = h.value === null ? (null as unknown as Buffer) : Buffer.isBuffer(h.value) ? h.value : Buffer.from(h.value)
+    const prev = out[h.key]
+    if (prev === undefined) out[h.key] = v
+    else if (Array.isArray(prev)) prev.push(v)
+    else out[h.key] = [prev, v]
+  }
+  return out
+}
+
+export function messageOf(m: NativeMessage): KafkaMessage {
+  return {
+    key: m.key,
+    value: m.value,
+    timestamp: String(m.timestamp),
+    // Attributes of the record (0 for records in v2 batches), as kafkajs reports them.
+    attributes: 0,
+    offset: String(m.offset),
+    headers: headersOf(m),
+  }
+}
+
+/** kafkajs' Batch, with its offset arithmetic on decimal strings. */
+export class Batch {
+  readonly topic: string
+  readonly partition: number
+  readonly highWatermark: string
+  readonly messages: KafkaMessage[]
+
+  constructor(b: NativeBatch, messages: KafkaMessage[] = b.messages.map(messageOf)) {
+    this.topic = b.topic
+    this.partition = b.partition
+    this.highWatermark = String(b.highWatermark)
+    this.messages = messages
+  }
+
+  isEmpty(): boolean {
+    return this.messages.length === 0
+  }
+
+  firstOffset(): string | null {
+    return this.isEmpty() ? null : this.messages[0]!.offset
+  }
+
+  lastOffset(): string {
+    return this.isEmpty() ? String(BigInt(this.highWatermark) - 1n) : this.messages[this.messages.length - 1]!.offset
+  }
+
+  /** Messages between the batch's last one and the end of the partition. */
+  offsetLag(): string {
+    return String(BigInt(this.highWatermark) - 1n - BigInt(this.lastOffset()))
+  }
+
+  /** Messages between the batch's first one and the end of the partition. */
+  offsetLagLow(): string {
+    if (this.isEmpty()) return '0'
+    return String(BigInt(this.highWatermark) - 1n - BigInt(this.firstOffset()!))
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The kafkajs programs of test/kafkajs-compat against Apache Kafka 4.4: real kafkajs 2.2.4 and
+ * @tidelog/kafkajs (only the import differs) must observe the same records, offsets, commits
+ * and admin answers.
+ */
+import * as real from 'kafkajs'
+import * as ours from '@tidelog/kafkajs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminProgram } from '../kafkajs-compat/admin.js'
+import { consumerProgram } from '../kafkajs-compat/consumer.js'
+import { producerProgram } from '../kafkajs-compat/producer.js'
+import type { KafkaModule } from '../kafkajs-compat/types.js'
+import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kafkaUse, kafkajsVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
+
+const tidelog = ours as unknown as KafkaModule
+const version = KAFKA_VERSIONS.latest
+
+describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelog/kafkajs observe the same`, () => {
+  let kafka: KafkaNode | undefined
+  let skip: string | undefined
+  recordsPeers(() => kafkaUse(kafka))
+
+  beforeAll(async () => {
+    try {
+      kafka = await startKafka({ version, properties: { 'group.initial.rebalance.delay.ms': 300 } })
+    } catch (e) {
+      skip = peerUnavailable(`Apache Kafka ${version}`, e)
+    }
+  })
+
+  afterAll(async () => {
+    await kafka?.stop()
+  })
+
+  for (const [area, program] of [
+    ['producer', producerProgram],
+    ['consumer', consumerProgram],
+    ['admin', adminProgram],
+  ] as const) {
+    it(area, async (ctx) => {
+      if (skip) return ctx.skip()
+      recordPeer('kafkajs', kafkajsVersion())
+      const brokers = [kafka!.bootstrap]
+      const expected = await program(real, brokers, `real-${area}`)
+      const actual = await program(tidelog, brokers, `ours-${area}`)
+      expect(actual).toEqual(expected)
+    })
+  }
+})
