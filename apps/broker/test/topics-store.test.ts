@@ -3,6 +3,7 @@ import { basename, join } from 'node:path'
 import { ApiKeys, ZERO_UUID } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
 import { PRODUCER_SNAPSHOT, TOPICS_FILE, UnsupportedFormatError, startBroker } from '../src/index.js'
+import { PRODUCER_SNAPSHOT_VERSION } from '../src/log/index.js'
 import { faultyFs } from './helpers/faulty-fs.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
@@ -84,7 +85,7 @@ describe('topics.json', () => {
     open.brokers.length = 0
     const snapshot = join(dataDir, 'p-0', PRODUCER_SNAPSHOT)
     const written = JSON.parse(readFileSync(snapshot, 'utf8')) as { version: number; offset: number }
-    expect(written.version).toBe(1)
+    expect(written.version).toBe(PRODUCER_SNAPSHOT_VERSION)
 
     writeFileSync(snapshot, JSON.stringify({ offset: 0, producers: [] }))
     const again = await startBroker({ port: 0, dataDir })

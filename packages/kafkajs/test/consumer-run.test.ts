@@ -105,9 +105,12 @@ describe('@tidelog/kafkajs consumer.run', () => {
     expect(inner).toBeInstanceOf(KafkaJSError)
     expect({ name: inner.name, type: inner.type, topic: inner.topic, retriable: inner.retriable }).toEqual({ name: 'KafkaJSCreateTopicError', type: 'INVALID_PARTITIONS', topic: 'bad', retriable: false })
 
-    // The broker serves neither AlterConfigs API yet: kafkajs 2.2.4 fails with this same class.
-    const alter = await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 't', configEntries: [{ name: 'retention.ms', value: '3600000' }] }] }).catch((e: unknown) => e)
-    expect(alter).toMatchObject({ name: 'KafkaJSServerDoesNotSupportApiKey', retriable: false, apiName: 'AlterConfigs' })
+    // alterConfigs answers as kafkajs 2.2.4 does: one entry per resource, error code 0.
+    await admin.createTopics({ topics: [{ topic: 'cfg', numPartitions: 1 }] })
+    const alter = await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'cfg', configEntries: [{ name: 'retention.ms', value: '3600000' }] }] })
+    expect(alter.resources).toEqual([{ errorCode: 0, errorMessage: null, resourceName: 'cfg', resourceType: ConfigResourceTypes.TOPIC }])
+    const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'cfg', configNames: ['retention.ms'] }] })
+    expect(described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue])).toEqual([['retention.ms', '3600000']])
     await expect(admin.describeAcls({} as never)).rejects.toMatchObject({ name: 'KafkaJSNotImplemented', retriable: false })
   })
 })
