@@ -90,14 +90,16 @@ async function lookup(log: PartitionLog, partitionIndex: number, ts: bigint, ver
 }
 
 /**
- * ListOffsets 1-9: earliest, latest, by timestamp (the first record at or after
+ * ListOffsets 1-10: earliest, latest, by timestamp (the first record at or after
  * it, found from the time index and then inside the batch), max timestamp
- * (v7+, KIP-734), earliest-local (v8+) and latest-tiered (v9+, never any).
+ * (v7+, KIP-734), earliest-local (v8+) and latest-tiered (v9+, never any). v10's
+ * timeout (KIP-1075) bounds remote-storage lookups; with no tiered storage every
+ * answer is immediate, so it needs nothing more.
  */
 export const listOffsetsHandler = defineHandler({
   api: ListOffsets,
   minVersion: 1,
-  maxVersion: 9,
+  maxVersion: 10,
   async handle(ctx, req: ListOffsetsRequest): Promise<ListOffsetsResponse> {
     const broker = ctx.broker
     const topics = []
