@@ -421,3 +421,18 @@ export function peerUnavailable(peer: string, reason: unknown): never | string {
   if (process.env.CI === 'true') throw new Error(why)
   return why
 }
+
+/**
+ * Starts one of Kafka's Java main classes as a long-running child (a copier, a producer to be
+ * killed mid-transaction), with the same JVM settings as javaTool(); the caller reads its
+ * output and ends it.
+ */
+export async function spawnJavaTool(mainClass: string, args: string[], opts: { version?: string } = {}): Promise<ChildProcess> {
+  const libs = await fetchKafka(opts.version ?? KAFKA_VERSIONS.latest)
+  if (!existsSync(TOOL_LOG4J)) writeFileSync(TOOL_LOG4J, LOG4J)
+  return spawn(
+    javaBin(),
+    ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${TOOL_LOG4J}`, '-cp', `${libs}/*`, mainClass, ...args],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  )
+}
