@@ -13,6 +13,8 @@ import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
+import { TransactionCoordinator } from './txn/coordinator.js'
+import { TransactionStore } from './txn/store.js'
 
 export interface BrokerOptions extends Partial<BrokerConfig> {
   /** Defaults to silence in-process; the CLI logs to stderr. */
@@ -121,6 +123,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   })
   let server: KafkaServer | undefined
   let offsets: OffsetsStore | undefined
+  let txnStore: TransactionStore | undefined
   try {
     const clusterId = loadMeta(dataDir, config.nodeId)
     const topics = new TopicRegistry(dataDir, logs, config, logger)
@@ -129,7 +132,16 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const groups = new GroupCoordinator(offsets, logger, groupOptions)
     const advertised = { host: '', port: 0 }
     const producerIds = new ProducerIdAllocator(dataDir, logs.fs, logs.dirState)
-    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds }
+    txnStore = TransactionStore.open(dataDir, logger, { flushMessages: config.flushMessages, flushMs: config.flushMs })
+    const txns = new TransactionCoordinator(txnStore, producerIds, topics, offsets, logger, {
+      maxTimeoutMs: config.transactionMaxTimeoutMs,
+      idExpirationMs: config.transactionalIdExpirationMs,
+      abortIntervalMs: config.transactionAbortTimedOutTransactionCleanupIntervalMs,
+      removeIntervalMs: config.transactionRemoveExpiredTransactionCleanupIntervalMs,
+    })
+    // Before the first request: transactions a crash left preparing complete now.
+    txns.start()
+    const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds, txns }
     server = new KafkaServer({ broker: context, registry: createRegistry(), maxRequestBytes: config.maxRequestBytes, logger })
     const addr = await server.listen(config.host, config.port)
     advertised.host = config.advertisedHost ?? (isWildcard(config.host) ? '127.0.0.1' : config.host)
@@ -139,6 +151,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     let closing: Promise<void> | undefined
     const s = server
     const store = offsets
+    const txnLog = txnStore
     return {
       host: addr.address,
       port: addr.port,
@@ -152,7 +165,9 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
           groups.close()
+          txns.close()
           await stopped
+          await txnLog.close()
           await store.close()
           await logs.close()
           logger.info('shut down cleanly')
@@ -162,6 +177,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     }
   } catch (err) {
     if (server !== undefined) await server.close(0).catch(() => {})
+    await txnStore?.close().catch(() => {})
     await offsets?.close().catch(() => {})
     await logs.close().catch(() => {})
     throw err

@@ -35,6 +35,16 @@ export interface BrokerConfig {
   producerIdExpirationMs: number
   /** Kafka's producer.id.expiration.check.interval.ms: how often that is checked. */
   producerIdExpirationCheckIntervalMs: number
+  /** Kafka's transaction.max.timeout.ms: a longer transaction.timeout.ms gets INVALID_TRANSACTION_TIMEOUT. */
+  transactionMaxTimeoutMs: number
+  /** Kafka's transactional.id.expiration.ms: a transactional id idle this long (no transaction open) is forgotten. */
+  transactionalIdExpirationMs: number
+  /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms: how often timed-out transactions are looked for. */
+  transactionAbortTimedOutTransactionCleanupIntervalMs: number
+  /** Kafka's transaction.remove.expired.transaction.cleanup.interval.ms: how often expired transactional ids are looked for. */
+  transactionRemoveExpiredTransactionCleanupIntervalMs: number
+  /** Kafka's transaction.partition.verification.enable (KIP-890 part 1): Produce must name a partition already in the transaction. */
+  transactionPartitionVerificationEnable: boolean
   /**
    * Not a Kafka setting: the most segment files held open at once. Segments
    * used least recently are closed and reopened on demand, so thousands of
@@ -87,6 +97,11 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   flushMs: Infinity,
   producerIdExpirationMs: 86_400_000,
   producerIdExpirationCheckIntervalMs: 600_000,
+  transactionMaxTimeoutMs: 900_000,
+  transactionalIdExpirationMs: 604_800_000,
+  transactionAbortTimedOutTransactionCleanupIntervalMs: 10_000,
+  transactionRemoveExpiredTransactionCleanupIntervalMs: 3_600_000,
+  transactionPartitionVerificationEnable: true,
   maxOpenFiles: 1000,
   // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
   maxMessageBytes: 1048588,
@@ -156,6 +171,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
   { key: 'producerIdExpirationMs', flag: 'producer-id-expiration-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget an idempotent producer this long after its last write (Kafka\'s producer.id.expiration.ms)' },
   { key: 'producerIdExpirationCheckIntervalMs', flag: 'producer-id-expiration-check-interval-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often idle producers are looked for (Kafka\'s producer.id.expiration.check.interval.ms)' },
+  { key: 'transactionMaxTimeoutMs', flag: 'transaction-max-timeout-ms', env: 'TIDELOG_TRANSACTION_MAX_TIMEOUT_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'longest transaction.timeout.ms a producer may ask for (Kafka\'s transaction.max.timeout.ms)' },
+  { key: 'transactionalIdExpirationMs', flag: 'transactional-id-expiration-ms', env: 'TIDELOG_TRANSACTIONAL_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget a transactional id this long after its last transaction (Kafka\'s transactional.id.expiration.ms)' },
+  { key: 'transactionAbortTimedOutTransactionCleanupIntervalMs', flag: 'transaction-abort-timed-out-transaction-cleanup-interval-ms', env: 'TIDELOG_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often transactions past their timeout are aborted (Kafka\'s transaction.abort.timed.out.transaction.cleanup.interval.ms)' },
+  { key: 'transactionRemoveExpiredTransactionCleanupIntervalMs', flag: 'transaction-remove-expired-transaction-cleanup-interval-ms', env: 'TIDELOG_TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often expired transactional ids are removed (Kafka\'s transaction.remove.expired.transaction.cleanup.interval.ms)' },
+  { key: 'transactionPartitionVerificationEnable', flag: 'transaction-partition-verification-enable', env: 'TIDELOG_TRANSACTION_PARTITION_VERIFICATION_ENABLE', kind: { type: 'bool' }, help: 'transactional Produce must name a partition already in the transaction (KIP-890; true|false)' },
   { key: 'maxOpenFiles', flag: 'max-open-files', env: 'TIDELOG_MAX_OPEN_FILES', kind: { type: 'int', min: 16, max: INT32_MAX }, help: 'most segment files kept open; the least recently used are closed and reopened on demand (not a Kafka setting)' },
   { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
   { key: 'fetchMaxBytes', flag: 'fetch-max-bytes', env: 'TIDELOG_FETCH_MAX_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'record bytes in one fetch response (at least one batch is always returned)' },

@@ -4,6 +4,7 @@ import type { LogManager, PartitionLog } from './log/index.js'
 import type { Logger } from './logger.js'
 import type { ProducerIdAllocator } from './producer-ids.js'
 import type { TopicRegistry } from './topics.js'
+import type { TransactionCoordinator } from './txn/coordinator.js'
 
 /** Everything request handlers share: configuration, storage, topics and wake-ups. */
 export interface BrokerContext {
@@ -18,6 +19,7 @@ export interface BrokerContext {
   readonly appends: AppendNotifier
   readonly groups: GroupCoordinator
   readonly producerIds: ProducerIdAllocator
+  readonly txns: TransactionCoordinator
 }
 
 interface Waiter {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { ApiKeys } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
 import { DATA_DIR_FORMAT_VERSION, DataDirFormatError, DATA_DIR_FORMAT_FILE } from '../src/data-dir-format.js'
+import { FORMAT_VERSION as OFFSETS_FORMAT_VERSION } from '../src/groups/offsets-format.js'
 import { OFFSETS_DIR, OFFSETS_FILE, OffsetsFormatError } from '../src/groups/offsets-store.js'
 import { startBroker } from '../src/index.js'
 import { RawClient } from './helpers/raw-client.js'
@@ -95,13 +96,15 @@ describe('offsets store format version', () => {
     await commitAndClose(dataDir)
     const file = join(dataDir, OFFSETS_DIR, OFFSETS_FILE)
     const bytes = readFileSync(file)
-    bytes.writeInt32BE(2, 4)
+    bytes.writeInt32BE(OFFSETS_FORMAT_VERSION + 1, 4)
     writeFileSync(file, bytes)
     const err = await startBroker({ port: 0, dataDir }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(OffsetsFormatError)
-    expect((err as Error).message).toMatch(/offsets\.log has format version 2, written by a newer tidelog-broker; this one reads up to version 1/)
+    expect((err as Error).message).toContain(
+      `offsets.log has format version ${OFFSETS_FORMAT_VERSION + 1}, written by a newer tidelog-broker; this one reads up to version ${OFFSETS_FORMAT_VERSION}`,
+    )
     expect(readFileSync(file)).toEqual(bytes)
-    // The broker released the directory: put the version back and everything is there.
+    // The broker released the directory: put the first version back (older files still load) and everything is there.
     bytes.writeInt32BE(1, 4)
     writeFileSync(file, bytes)
     const b = await startBroker({ port: 0, dataDir })

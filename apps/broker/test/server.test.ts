@@ -51,7 +51,7 @@ describe('ApiVersions', () => {
       const r = await c.request(ApiKeys.ApiVersions, v, v >= 3 ? { clientSoftwareName: 'raw', clientSoftwareVersion: '1.0' } : {})
       expect(r.errorCode).toBe(0)
       const byKey = new Map<number, [number, number]>(r.apiKeys.map((k: any) => [k.apiKey, [k.minVersion, k.maxVersion]]))
-      expect(byKey.get(ApiKeys.Produce)).toEqual([0, 11])
+      expect(byKey.get(ApiKeys.Produce)).toEqual([0, 12])
       expect(byKey.get(ApiKeys.Fetch)).toEqual([4, 17])
       expect(byKey.get(ApiKeys.ListOffsets)).toEqual([1, 10])
       expect(byKey.get(ApiKeys.Metadata)).toEqual([0, 12])

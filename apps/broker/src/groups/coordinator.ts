@@ -69,6 +69,11 @@ export class GroupCoordinator {
     this.retentionTimer.unref()
   }
 
+  /** Kafka's offset.metadata.max.bytes, which TxnOffsetCommit checks as OffsetCommit does. */
+  get offsetMetadataMaxBytes(): number {
+    return this.opts.offsetMetadataMaxBytes
+  }
+
   /** The group, if this coordinator knows it (tests and tooling). */
   group(groupId: string): Group | undefined {
     return this.groups.get(groupId)

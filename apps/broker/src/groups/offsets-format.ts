@@ -1,14 +1,16 @@
-import { type Reader, Writer, crc32c } from '@tidelog/protocol'
+import { type Reader, Writer } from '@tidelog/protocol'
+import { RECORD_HEADER_BYTES, beginRecord, sealRecord } from './record-file.js'
 
 // The byte layout of <dataDir>/__consumer_offsets/offsets.log, kept apart from the store's I/O.
 
 /** "TLCO": a file we did not write is refused, never truncated. */
 export const MAGIC = 0x544c434f
-/** Bumped when a later release writes records this one cannot read; older versions are migrated on open. */
-export const FORMAT_VERSION = 1
-export const FILE_HEADER_BYTES = 8
-/** Each record: int32 payload length, uint32 CRC32C of the payload, payload. */
-export const RECORD_HEADER_BYTES = 8
+/**
+ * Bumped when a later release writes records this one cannot read; older
+ * versions are migrated on open. 2 added the pending transactional offsets
+ * and their completion (KIP-98's TxnOffsetCommit); version 1 files hold none.
+ */
+export const FORMAT_VERSION = 2
 /**
  * The largest record payload this store writes. Kafka refuses group metadata
  * larger than the offsets topic's max.message.bytes when it appends it; here
@@ -21,6 +23,8 @@ const OFFSET_COMMIT = 1
 const OFFSET_TOMBSTONE = 2
 const GROUP_METADATA = 3
 const GROUP_TOMBSTONE = 4
+const PENDING_TXN_OFFSET = 5
+const TXN_OFFSETS_END = 6
 
 export interface CommittedOffset {
   offset: bigint
@@ -90,15 +94,11 @@ export type OffsetsRecord =
   | { type: 'tombstone'; group: string; topic: string; partition: number }
   | { type: 'group'; group: string; value: StoredGroup }
   | { type: 'groupTombstone'; group: string }
+  | { type: 'pendingTxnOffset'; group: string; producerId: bigint; topic: string; partition: number; value: CommittedOffset }
+  | { type: 'txnOffsetsEnd'; group: string; producerId: bigint; commit: boolean }
 
 export function writeFileHeader(w: Writer): void {
-  w.int32(MAGIC).int32(FORMAT_VERSION)
-}
-
-function beginRecord(w: Writer, type: number): number {
-  const at = w.pos
-  w.int32(0).int32(0).int8(type)
-  return at
+  w.uint32(MAGIC).int32(FORMAT_VERSION)
 }
 
 /**
@@ -106,11 +106,9 @@ function beginRecord(w: Writer, type: number): number {
  * file (a release before the limit may have written a bigger one).
  */
 function endRecord(w: Writer, at: number, what: () => string, limit = true): void {
-  const start = at + RECORD_HEADER_BYTES
-  const len = w.pos - start
+  const len = w.pos - at - RECORD_HEADER_BYTES
   if (limit && len > MAX_RECORD_BYTES) throw new RecordListTooLargeError(what(), len)
-  w.buf.writeInt32BE(len, at)
-  w.buf.writeUInt32BE(crc32c(w.buf, start, w.pos), at + 4)
+  sealRecord(w, at)
 }
 
 export function writeOffset(w: Writer, group: string, topic: string, partition: number, c: CommittedOffset, limit = true): void {
@@ -135,6 +133,21 @@ export function writeGroup(w: Writer, groupId: string, g: StoredGroup, limit = t
     w.int32(m.rebalanceTimeoutMs).int32(m.sessionTimeoutMs).bytes(m.subscription).bytes(m.assignment)
   }
   endRecord(w, at, () => `the metadata of group ${groupId} (generation ${g.generationId}, ${g.members.length} member(s))`, limit)
+}
+
+/** An offset a transaction committed, not visible until its commit marker (Kafka writes it in the transaction's batch). */
+export function writePendingTxnOffset(w: Writer, group: string, producerId: bigint, topic: string, partition: number, c: CommittedOffset, limit = true): void {
+  const at = beginRecord(w, PENDING_TXN_OFFSET)
+  w.string(group).int64(producerId).string(topic).int32(partition).int64(c.offset).int32(c.leaderEpoch).string(c.metadata)
+  w.int64(BigInt(c.commitTimestamp)).int64(BigInt(c.expireTimestamp))
+  endRecord(w, at, () => `the transactional offset of group ${group} for ${topic}-${partition}`, limit)
+}
+
+/** The transaction marker for a group's pending offsets: commit makes them the group's offsets, abort drops them. */
+export function writeTxnOffsetsEnd(w: Writer, group: string, producerId: bigint, commit: boolean): void {
+  const at = beginRecord(w, TXN_OFFSETS_END)
+  w.string(group).int64(producerId).int8(commit ? 1 : 0)
+  endRecord(w, at, () => `the transaction marker of group ${group}`)
 }
 
 export function writeGroupTombstone(w: Writer, groupId: string): void {
@@ -200,6 +213,21 @@ export function readRecord(r: Reader): OffsetsRecord {
     }
     case GROUP_TOMBSTONE:
       rec = { type: 'groupTombstone', group }
+      break
+    case PENDING_TXN_OFFSET: {
+      const producerId = r.int64()
+      const topic = r.string()
+      const partition = r.int32()
+      const offset = r.int64()
+      const leaderEpoch = r.int32()
+      const metadata = r.string()
+      const commitTimestamp = Number(r.int64())
+      const expireTimestamp = Number(r.int64())
+      rec = { type: 'pendingTxnOffset', group, producerId, topic, partition, value: { offset, leaderEpoch, metadata, commitTimestamp, expireTimestamp } }
+      break
+    }
+    case TXN_OFFSETS_END:
+      rec = { type: 'txnOffsetsEnd', group, producerId: r.int64(), commit: r.int8() !== 0 }
       break
     default:
       r.fail(`unknown record type ${type}`)

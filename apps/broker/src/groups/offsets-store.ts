@@ -1,27 +1,23 @@
-import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
-import { type FileHandle, open as openFile, unlink } from 'node:fs/promises'
+import { type Reader, Writer } from '@tidelog/protocol'
 import { join } from 'node:path'
-import { Reader, Writer, crc32c } from '@tidelog/protocol'
-import { fsyncDir, writeFileAtomicSync } from '../log/checkpoint.js'
 import type { Logger } from '../logger.js'
 import {
   type CommittedOffset,
-  FILE_HEADER_BYTES,
   FORMAT_VERSION,
   MAGIC,
   type OffsetCommit,
   OffsetsFormatError,
-  type OffsetsRecord,
-  RECORD_HEADER_BYTES,
-  type StoredGroup,
-  encodeGroup,
   readRecord,
-  writeFileHeader,
+  encodeGroup,
   writeGroup,
   writeGroupTombstone,
   writeOffset,
   writeOffsetTombstone,
+  writePendingTxnOffset,
+  writeTxnOffsetsEnd,
+  type StoredGroup,
 } from './offsets-format.js'
+import { RecordFile, type RecordFileOptions, type SnapshotSink } from './record-file.js'
 
 export type { CommittedOffset, OffsetCommit, StoredGroup, StoredMember } from './offsets-format.js'
 export { MAX_RECORD_BYTES, OffsetsFormatError, RecordListTooLargeError } from './offsets-format.js'
@@ -30,113 +26,39 @@ export { MAX_RECORD_BYTES, OffsetsFormatError, RecordListTooLargeError } from '.
 export const OFFSETS_DIR = '__consumer_offsets'
 export const OFFSETS_FILE = 'offsets.log'
 
-/** Rewrite the file once it is this much larger than the live data it held at the last rewrite. */
-const COMPACT_RATIO = 4
-const COMPACT_MIN_BYTES = 16 * 1024 * 1024
-/** A compaction encodes and writes its snapshot in pieces this size: each piece is one short turn of the event loop (64 KiB measured ~1 ms). */
-const SNAPSHOT_CHUNK_BYTES = 64 * 1024
-/**
- * Appends that arrive during a compaction are copied into the new file in
- * rounds, each written and fsynced off the event loop; the swap happens once a
- * round leaves nothing behind, or after this many rounds with what is left.
- */
-const CATCH_UP_ROUNDS = 16
-
-export interface OffsetsStoreOptions {
-  /** fsync once this many records are unflushed (the broker's flush.messages); Infinity: page cache. */
-  flushMessages?: number
-  /** fsync at least this often (the broker's flush.ms); Infinity: never on a timer. */
-  flushMs?: number
-  /** Compact only once the file is larger than this (default 16 MiB); tests lower it. */
-  compactMinBytes?: number
-  /** Size of the pieces a compaction writes its snapshot in (default 64 KiB); tests lower it. */
-  snapshotPieceBytes?: number
-}
+export type OffsetsStoreOptions = RecordFileOptions
 
 type TopicOffsets = Map<number, CommittedOffset>
+/** A transaction's offsets for one group, by topic then partition (Kafka's pendingTransactionalOffsetCommits). */
+type PendingOffsets = Map<string, TopicOffsets>
+
+const FORMAT = {
+  magic: MAGIC,
+  version: FORMAT_VERSION,
+  kind: 'offsets',
+  formatError: (message: string) => new OffsetsFormatError(message),
+}
 
 /**
- * Committed offsets and group metadata, durable across restarts: an
- * append-only file of length-prefixed, CRC32C-checked records (commits,
- * offset tombstones, group metadata, group tombstones), the same facts Kafka
- * keeps in __consumer_offsets. Appends are single synchronous writes, so an
- * acknowledged commit survives a process crash through the page cache; fsync
- * follows the broker's flush policy and runs off the event loop. On open the
- * file is replayed up to the first damaged record and rewritten compacted;
- * while the broker runs it is rewritten whenever it outgrows its live content,
- * in the background (async writes and fsyncs): appends keep going to the old
- * file and are copied into the new one before it replaces the old, so a crash
- * at any moment leaves one complete file.
+ * Committed offsets and group metadata, durable across restarts: the same
+ * facts Kafka keeps in __consumer_offsets (commits, offset tombstones, group
+ * metadata, group tombstones, and the offsets of open transactions with the
+ * marker that ends them), in a RecordFile.
  */
-export class OffsetsStore {
+export class OffsetsStore extends RecordFile {
   private readonly offsets = new Map<string, Map<string, TopicOffsets>>()
   private readonly groups = new Map<string, StoredGroup>()
-  private readonly path: string
-  private fd = -1
-  /** Bumped when a compaction swaps the file: an fsync of the old descriptor no longer counts for the new file. */
-  private fdGeneration = 0
-  /** Descriptors of replaced files, closed once no fsync uses them. */
-  private retiredFds: number[] = []
-  private fileBytes = 0
-  private liveBytesAtCompaction = 0
-  private unflushed = 0
-  private flushing: Promise<void> | null = null
-  private flushAgain: Promise<void> | null = null
-  private lastFlush = Date.now()
-  /** The running background compaction, if any. */
-  private compaction: Promise<void> | null = null
-  /** While a compaction runs: every append since it began, to copy into the new file. */
-  private tail: Buffer[] | null = null
-  private tailRecords = 0
-  /** The directory fsync that makes the last swap durable; flushes wait for it. */
-  private dirSync: Promise<void> | null = null
-  private readonly flushMessages: number
-  private readonly flushMs: number
-  private readonly compactMinBytes: number
-  private readonly pieceBytes: number
-  private readonly flushTimer: NodeJS.Timeout | undefined
-  private closed = false
-  /** Set when a failed append left bytes that could not be removed. */
-  private broken: string | null = null
+  /** group -> producer id -> the offsets its open transaction committed. */
+  private readonly pending = new Map<string, Map<bigint, PendingOffsets>>()
 
-  private constructor(
-    readonly dir: string,
-    private readonly logger: Logger,
-    opts: OffsetsStoreOptions,
-  ) {
-    this.path = join(dir, OFFSETS_FILE)
-    this.flushMessages = opts.flushMessages ?? Infinity
-    this.flushMs = opts.flushMs ?? Infinity
-    this.compactMinBytes = opts.compactMinBytes ?? COMPACT_MIN_BYTES
-    this.pieceBytes = opts.snapshotPieceBytes ?? SNAPSHOT_CHUNK_BYTES
-    if (Number.isFinite(this.flushMs)) {
-      this.flushTimer = setInterval(() => {
-        if (this.unflushed > 0 && Date.now() - this.lastFlush >= this.flushMs) {
-          this.flush().catch((err: unknown) => this.logger.error(`${this.path}: fsync failed: ${String(err)}`))
-        }
-      }, Math.max(10, Math.min(this.flushMs, 1000)))
-      this.flushTimer.unref()
-    }
+  private constructor(dir: string, logger: Logger, opts: OffsetsStoreOptions) {
+    super(dir, OFFSETS_FILE, logger, FORMAT, opts)
   }
 
   /** Loads `<dataDir>/__consumer_offsets/offsets.log` (creating it when absent) and compacts it. */
   static open(dataDir: string, logger: Logger, opts: OffsetsStoreOptions = {}): OffsetsStore {
-    const dir = join(dataDir, OFFSETS_DIR)
-    mkdirSync(dir, { recursive: true })
-    const store = new OffsetsStore(dir, logger, opts)
-    try {
-      store.load()
-      // At startup nothing else waits on the event loop: the first rewrite is synchronous.
-      const data = store.snapshotSync()
-      writeFileAtomicSync(store.path, data)
-      store.fileBytes = data.length
-      store.liveBytesAtCompaction = data.length
-      store.fd = openSync(store.path, 'a')
-    } catch (err) {
-      if (store.flushTimer !== undefined) clearInterval(store.flushTimer)
-      if (store.fd >= 0) closeSync(store.fd)
-      throw err
-    }
+    const store = new OffsetsStore(join(dataDir, OFFSETS_DIR), logger, opts)
+    store.openFile()
     return store
   }
 
@@ -198,295 +120,75 @@ export class OffsetsStore {
 
   /** Forgets a group: its metadata and every offset it committed. */
   deleteGroup(groupId: string): void {
-    if (!this.groups.has(groupId) && !this.offsets.has(groupId)) return
+    if (!this.groups.has(groupId) && !this.offsets.has(groupId) && !this.pending.has(groupId)) return
     const w = new Writer(64)
     writeGroupTombstone(w, groupId)
     this.append(w.finish(), 1)
     this.groups.delete(groupId)
     this.offsets.delete(groupId)
+    this.pending.delete(groupId)
     this.maybeCompact()
   }
 
-  /** Resolves once what was appended is as durable as the flush policy asks (fsynced, or left to the page cache). */
-  durable(): Promise<void> {
-    return this.unflushed >= this.flushMessages ? this.flush() : Promise.resolve()
+  // --- transactional offsets (KIP-98, KIP-447) --------------------------------------------
+
+  /** A transaction's offsets, kept apart until its marker; a later commit of the same partition in it replaces the earlier. */
+  commitPending(group: string, producerId: bigint, commits: readonly OffsetCommit[]): void {
+    if (commits.length === 0) return
+    const w = new Writer(64 * commits.length + 64)
+    for (const c of commits) writePendingTxnOffset(w, group, producerId, c.topic, c.partition, c)
+    this.append(w.finish(), commits.length)
+    for (const c of commits) this.applyPending(group, producerId, c.topic, c.partition, c)
+    this.maybeCompact()
   }
 
-  /** fsyncs everything appended so far (off the event loop). Concurrent calls share the work. */
-  flush(): Promise<void> {
-    if (this.flushing !== null) {
-      const again = () => {
-        this.flushAgain = null
-        return this.flush()
-      }
-      this.flushAgain ??= this.flushing.then(again, again)
-      return this.flushAgain
-    }
-    if (this.fd < 0 || this.unflushed === 0) return this.dirSync ?? Promise.resolve()
-    const fd = this.fd
-    const generation = this.fdGeneration
-    const pending = this.unflushed
-    this.flushing = new Promise<void>((resolve, reject) => {
-      fdatasync(fd, (err) => {
-        this.flushing = null
-        this.closeRetiredFds()
-        if (err !== null) {
-          reject(err)
-          return
-        }
-        // After a swap the compaction has accounted for what the new file holds unflushed.
-        if (generation === this.fdGeneration) this.unflushed = Math.max(0, this.unflushed - pending)
-        this.lastFlush = Date.now()
-        // Records of a replaced file are durable once the rename that brought in their copies is.
-        resolve(this.dirSync ?? undefined)
-      })
-    })
-    return this.flushing
+  /** The transaction marker for the group: commit makes its pending offsets the group's, abort drops them. */
+  completePending(group: string, producerId: bigint, commit: boolean): void {
+    if (this.pending.get(group)?.has(producerId) !== true) return
+    const w = new Writer(64)
+    writeTxnOffsetsEnd(w, group, producerId, commit)
+    this.append(w.finish(), 1)
+    this.applyEnd(group, producerId, commit)
+    this.maybeCompact()
   }
 
-  /** Compacts, fsyncs and closes the file (shutdown). Appends fail from the moment it is called. */
-  async close(): Promise<void> {
-    if (this.closed) return
-    this.closed = true
-    if (this.flushTimer !== undefined) clearInterval(this.flushTimer)
-    try {
-      while (this.compaction !== null) await this.compaction
-      while (this.flushing !== null) await this.flushing.catch(() => {})
-      await this.compact(true)
-    } finally {
-      // A commit's durable() may have started an fsync during the last compaction: its descriptor stays open until it ends.
-      while (this.flushing !== null) await this.flushing.catch(() => {})
-      if (this.fd >= 0) {
-        try {
-          fdatasyncSync(this.fd)
-        } catch {
-          // Best effort: the last compaction already made the state durable.
-        }
-        closeSync(this.fd)
-        this.fd = -1
-      }
-      this.closeRetiredFds()
-    }
+  /** Whether any open transaction holds an offset for the partition (OffsetFetch's UNSTABLE_OFFSET_COMMIT). */
+  hasPending(group: string, topic: string, partition: number): boolean {
+    const byProducer = this.pending.get(group)
+    if (byProducer === undefined) return false
+    for (const topics of byProducer.values()) if (topics.get(topic)?.has(partition) === true) return true
+    return false
   }
 
-  get isClosed(): boolean {
-    return this.closed
+  /** Whether the group has pending offsets of any transaction (a group with them is not empty for deletion). */
+  hasPendingFor(group: string): boolean {
+    return this.pending.has(group)
   }
 
-  /** Resolves when no background compaction is running (tests, measurements). */
-  async settled(): Promise<void> {
-    while (this.compaction !== null) await this.compaction
+  private applyPending(group: string, producerId: bigint, topic: string, partition: number, c: CommittedOffset): void {
+    let byProducer = this.pending.get(group)
+    if (byProducer === undefined) this.pending.set(group, (byProducer = new Map()))
+    let topics = byProducer.get(producerId)
+    if (topics === undefined) byProducer.set(producerId, (topics = new Map()))
+    let parts = topics.get(topic)
+    if (parts === undefined) topics.set(topic, (parts = new Map()))
+    parts.set(partition, { ...c })
   }
 
-  // --- internals ---------------------------------------------------------------------------
-
-  private append(buf: Buffer, records: number): void {
-    if (this.closed || this.fd < 0) throw new Error(`${this.path} is closed`)
-    if (this.broken !== null) throw new Error(`${this.path} takes no more writes until a restart: ${this.broken}`)
-    let done = 0
-    try {
-      while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done)
-    } catch (err) {
-      // A torn record (ENOSPC halfway) would end the file at the next load and hide every record
-      // appended after it: cut it off. If that fails too, refuse appends rather than bury them.
-      if (done > 0) {
-        try {
-          ftruncateSync(this.fd, this.fileBytes)
-        } catch (cut) {
-          this.broken = `a torn write could not be cut off (${(cut as Error).message})`
-        }
-      }
-      throw err
-    }
-    this.fileBytes += buf.length
-    this.unflushed += records
-    if (this.tail !== null) {
-      this.tail.push(buf)
-      this.tailRecords += records
-    }
+  private applyEnd(group: string, producerId: bigint, commit: boolean): void {
+    const byProducer = this.pending.get(group)
+    const topics = byProducer?.get(producerId)
+    if (byProducer === undefined || topics === undefined) return
+    byProducer.delete(producerId)
+    if (byProducer.size === 0) this.pending.delete(group)
+    if (!commit) return
+    for (const [topic, parts] of topics) for (const [partition, c] of parts) this.applyCommit(group, topic, partition, c)
   }
 
-  private maybeCompact(): void {
-    if (this.compaction !== null || this.closed) return
-    if (this.fileBytes <= this.compactMinBytes || this.fileBytes <= COMPACT_RATIO * this.liveBytesAtCompaction) return
-    this.compaction = this.compact(false)
-      .catch((err: unknown) => {
-        // The old file is intact and still takes appends; try again after more growth.
-        this.logger.error(`${this.path}: compaction failed: ${(err as Error).message}`)
-        this.liveBytesAtCompaction = this.fileBytes
-      })
-      .finally(() => {
-        this.compaction = null
-      })
-  }
+  // --- RecordFile hooks --------------------------------------------------------------------
 
-  /**
-   * Rewrites the file with the live state. The snapshot is taken piece by
-   * piece while appends go on; every append since the start is also kept in
-   * `tail` and copied after the snapshot. Replaying is "last record per key
-   * wins", so a piece that already reflects a later change is harmless: the
-   * tail replays that change after it.
-   */
-  private async compact(final: boolean): Promise<void> {
-    const tmp = `${this.path}.tmp`
-    this.tail = []
-    this.tailRecords = 0
-    let fh: FileHandle | undefined
-    let swapped = false
-    try {
-      fh = await openFile(tmp, 'w')
-      let written = 0
-      for (const piece of this.snapshotPieces()) {
-        await writeAll(fh, piece)
-        written += piece.length
-      }
-      const live = written
-      await fh.datasync()
-      for (let round = 0; this.tail.length > 0 && round < CATCH_UP_ROUNDS; round++) {
-        const batch = Buffer.concat(this.tail)
-        this.tail = []
-        this.tailRecords = 0
-        await writeAll(fh, batch)
-        written += batch.length
-        await fh.datasync()
-      }
-      // From here to the swap nothing yields, so no append can fall between the copy and the rename.
-      const rest = Buffer.concat(this.tail)
-      const restRecords = this.tailRecords
-      this.tail = null
-      writeAllSync(fh.fd, rest)
-      written += rest.length
-      // A flush of the old file may already have acknowledged some of these: they must not lose that.
-      const restSynced = rest.length === 0 || Number.isFinite(this.flushMessages)
-      if (rest.length > 0 && restSynced) fdatasyncSync(fh.fd)
-      // Opened before the rename (the descriptor follows the file), so a failure here swaps nothing.
-      const next = final ? -1 : openSync(tmp, 'a')
-      try {
-        renameSync(tmp, this.path)
-      } catch (err) {
-        if (next >= 0) closeSync(next)
-        throw err
-      }
-      swapped = true
-      if (this.fd >= 0) this.retiredFds.push(this.fd)
-      this.fd = next
-      this.fdGeneration++
-      this.fileBytes = written
-      this.liveBytesAtCompaction = live
-      this.unflushed = restSynced ? 0 : restRecords
-      if (this.flushing === null) this.closeRetiredFds()
-      const dirSync = fsyncDir(this.dir).finally(() => {
-        if (this.dirSync === dirSync) this.dirSync = null
-      })
-      this.dirSync = dirSync
-      dirSync.catch(() => {})
-      await dirSync
-    } finally {
-      this.tail = null
-      await fh?.close().catch(() => {})
-      if (!swapped) await unlink(tmp).catch(() => {})
-    }
-  }
-
-  private closeRetiredFds(): void {
-    for (const fd of this.retiredFds.splice(0)) {
-      try {
-        closeSync(fd)
-      } catch {
-        // Already closed: nothing to release.
-      }
-    }
-  }
-
-  /** The live state as one record per group metadata and per offset, in pieces. */
-  private *snapshotPieces(): Generator<Buffer> {
-    const piece = this.pieceBytes
-    let w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
-    writeFileHeader(w)
-    // Records already in the file are copied as they are, even one a release before the limit wrote.
-    for (const [groupId, g] of this.groups) {
-      writeGroup(w, groupId, g, false)
-      if (w.pos >= piece) {
-        yield w.finish()
-        w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
-      }
-    }
-    for (const [group, topics] of this.offsets) {
-      for (const [topic, parts] of topics) {
-        for (const [partition, c] of parts) {
-          writeOffset(w, group, topic, partition, c, false)
-          if (w.pos >= piece) {
-            yield w.finish()
-            w = new Writer(Math.min(piece, SNAPSHOT_CHUNK_BYTES) + 4096)
-          }
-        }
-      }
-    }
-    if (w.pos > 0) yield w.finish()
-  }
-
-  private snapshotSync(): Buffer {
-    return Buffer.concat([...this.snapshotPieces()])
-  }
-
-  private load(): void {
-    let data: Buffer
-    try {
-      data = readFileSync(this.path)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
-      throw err
-    }
-    if (data.length === 0) return
-    if (data.length < FILE_HEADER_BYTES || data.readUInt32BE(0) !== MAGIC) {
-      throw new OffsetsFormatError(`${this.path} is not a tidelog offsets file; move it away to start with no committed offsets`)
-    }
-    const version = data.readInt32BE(4)
-    if (version > FORMAT_VERSION) {
-      throw new OffsetsFormatError(
-        `${this.path} has format version ${version}, written by a newer tidelog-broker; this one reads up to version ${FORMAT_VERSION}. Start the newer release on this data directory`,
-      )
-    }
-    if (version < 1) throw new OffsetsFormatError(`${this.path} has format version ${version}, which no tidelog-broker wrote`)
-    let pos = FILE_HEADER_BYTES
-    let records = 0
-    let damage: string | undefined
-    while (pos < data.length) {
-      if (data.length - pos < RECORD_HEADER_BYTES) {
-        damage = 'a truncated record header'
-        break
-      }
-      const len = data.readInt32BE(pos)
-      // No upper limit beyond the file itself: whatever was written whole and CRC-checked is read back.
-      if (len <= 0 || len > data.length - pos - RECORD_HEADER_BYTES) {
-        damage = `a record length of ${len}`
-        break
-      }
-      const start = pos + RECORD_HEADER_BYTES
-      if (crc32c(data, start, start + len) !== data.readUInt32BE(pos + 4)) {
-        damage = 'a CRC mismatch'
-        break
-      }
-      let rec: OffsetsRecord
-      try {
-        rec = readRecord(new Reader(data, start, start + len))
-      } catch (err) {
-        damage = `an unreadable record (${(err as Error).message})`
-        break
-      }
-      this.replay(rec)
-      pos = start + len
-      records++
-    }
-    if (damage !== undefined) {
-      // As the partition logs recover: keep every whole record before the damage (a crash can only
-      // tear the tail), and say how much is dropped. The rewrite that follows truncates the file.
-      this.logger.warn(`${this.path}: ${damage} at byte ${pos}; keeping the ${records} record(s) before it, dropping ${data.length - pos} byte(s)`)
-    }
-    this.logger.info(`loaded ${this.countOffsets()} committed offset(s) of ${this.offsets.size} group(s) and ${this.groups.size} group record(s)`)
-  }
-
-  private replay(rec: OffsetsRecord): void {
+  protected replay(r: Reader): void {
+    const rec = readRecord(r)
     switch (rec.type) {
       case 'commit':
         this.applyCommit(rec.group, rec.topic, rec.partition, rec.value)
@@ -500,11 +202,51 @@ export class OffsetsStore {
       case 'groupTombstone':
         this.groups.delete(rec.group)
         this.offsets.delete(rec.group)
+        this.pending.delete(rec.group)
+        break
+      case 'pendingTxnOffset':
+        this.applyPending(rec.group, rec.producerId, rec.topic, rec.partition, rec.value)
+        break
+      case 'txnOffsetsEnd':
+        this.applyEnd(rec.group, rec.producerId, rec.commit)
         break
     }
   }
 
-  private applyCommit(group: string, topic: string, partition: number, c: CommittedOffset): void {
+  /** One record per group metadata, per offset and per pending transactional offset. */
+  protected *liveRecords(sink: SnapshotSink): Generator<void> {
+    // Records already in the file are copied as they are, even one a release before the limit wrote.
+    for (const [groupId, g] of this.groups) {
+      writeGroup(sink.w, groupId, g, false)
+      yield
+    }
+    for (const [group, topics] of this.offsets) {
+      for (const [topic, parts] of topics) {
+        for (const [partition, c] of parts) {
+          writeOffset(sink.w, group, topic, partition, c, false)
+          yield
+        }
+      }
+    }
+    for (const [group, byProducer] of this.pending) {
+      for (const [producerId, topics] of byProducer) {
+        for (const [topic, parts] of topics) {
+          for (const [partition, c] of parts) {
+            writePendingTxnOffset(sink.w, group, producerId, topic, partition, c, false)
+            yield
+          }
+        }
+      }
+    }
+  }
+
+  protected loadedSummary(): string {
+    let pending = 0
+    for (const byProducer of this.pending.values()) pending += byProducer.size
+    return `loaded ${this.countOffsets()} committed offset(s) of ${this.offsets.size} group(s), ${this.groups.size} group record(s) and ${pending} open transaction(s) with offsets`
+  }
+
+private applyCommit(group: string, topic: string, partition: number, c: CommittedOffset): void {
     let topics = this.offsets.get(group)
     if (topics === undefined) this.offsets.set(group, (topics = new Map()))
     let parts = topics.get(topic)
@@ -532,14 +274,4 @@ export class OffsetsStore {
     for (const topics of this.offsets.values()) for (const parts of topics.values()) n += parts.size
     return n
   }
-}
-
-async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
-  let done = 0
-  while (done < buf.length) done += (await fh.write(buf, done, buf.length - done)).bytesWritten
-}
-
-function writeAllSync(fd: number, buf: Buffer): void {
-  let done = 0
-  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done)
 }

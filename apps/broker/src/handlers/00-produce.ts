@@ -8,6 +8,7 @@ import {
 import { KafkaStorageError, type PartitionLog, ProducerStateError } from '../log/index.js'
 import { BatchRejectedError, type RecordError, validateProducedBatch } from '../log/validator.js'
 import type { Topic } from '../topics.js'
+import { type TransactionalProduce, transactionalProduce } from '../txn/produce.js'
 import { defineHandler } from './types.js'
 
 // The first version whose records must be a single magic-2 batch (KIP-98).
@@ -23,26 +24,28 @@ function partitionResult(
 }
 
 /**
- * Produce 3-11 (0-2 advertised, as Kafka 4 does, because older librdkafka
+ * Produce 3-12 (0-2 advertised, as Kafka 4 does, because older librdkafka
  * turns compression off for brokers that do not list them; they are answered
  * with UNSUPPORTED_VERSION). Every partition's batch is appended before the
  * first await, so requests on a connection append in the order they arrive;
  * the fsync of the flush.messages policy is awaited before acknowledging.
  * acks=0 gets no response; if any of its partitions fails, the connection is
- * closed instead, as Kafka does.
+ * closed instead, as Kafka does. A request with a transactional id is checked
+ * against its transaction first (txn/produce.ts: KIP-890's verification up to
+ * v11, the implicit add of v12).
  */
 export const produceHandler = defineHandler({
   api: Produce,
   minVersion: MIN_SERVED_VERSION,
-  maxVersion: 11,
+  maxVersion: 12,
   advertisedMinVersion: 0,
   handle(ctx, req: ProduceRequest) {
     const broker = ctx.broker
     const acks = req.acks
     if (acks !== 0 && acks !== 1 && acks !== -1) return errorAll(req, ErrorCodes.INVALID_REQUIRED_ACKS)
-    if (req.transactionalId !== null && req.transactionalId !== undefined) {
-      return errorAll(req, ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    }
+    // No transactional id: the idempotent/plain fast path, untouched.
+    let txn: TransactionalProduce | undefined
+    if (req.transactionalId !== null && req.transactionalId !== undefined) txn = transactionalProduce(broker, req, ctx.version)
     const toFlush: PartitionLog[] = []
     let failed: string | undefined
     const responses = req.topicData.map((td) => {
@@ -80,6 +83,11 @@ export const produceHandler = defineHandler({
             failed ??= err.message
             return partitionResult(pd.index, err.code, err.message, err.recordErrors)
           }
+          const txnError = txn?.errorFor(td.name, pd.index, records)
+          if (txnError !== undefined && txnError !== ErrorCodes.NONE) {
+            failed ??= `transactional produce to ${td.name}-${pd.index} refused`
+            return partitionResult(pd.index, txnError)
+          }
           let r
           try {
             r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
@@ -107,8 +115,9 @@ export const produceHandler = defineHandler({
       if (failed !== undefined) ctx.closeConnection(`acks=0 produce failed: ${failed}`)
       return undefined
     }
-    if (toFlush.length === 0) return response
-    return Promise.all(toFlush.map((l) => l.flush())).then(
+    const txnDurable = txn?.durable()
+    if (toFlush.length === 0 && txnDurable === undefined) return response
+    return Promise.all([...toFlush.map((l) => l.flush()), txnDurable]).then(
       () => response,
       (err: unknown) => {
         // Appended but not durable as the policy demands: the client must not take it as acknowledged.

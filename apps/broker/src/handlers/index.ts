@@ -22,6 +22,14 @@ import { createPartitionsHandler } from './37-create-partitions.js'
 import { deleteGroupsHandler } from './42-delete-groups.js'
 import { offsetDeleteHandler } from './47-offset-delete.js'
 import { describeClusterHandler } from './60-describe-cluster.js'
+import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js'
+import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js'
+import { endTxnHandler } from './26-end-txn.js'
+import { writeTxnMarkersHandler } from './27-write-txn-markers.js'
+import { txnOffsetCommitHandler } from './28-txn-offset-commit.js'
+import { describeProducersHandler } from './61-describe-producers.js'
+import { describeTransactionsHandler } from './65-describe-transactions.js'
+import { listTransactionsHandler } from './66-list-transactions.js'
 import { apiVersionsHandler } from './18-api-versions.js'
 import type { ApiHandler } from './types.js'
 
@@ -65,6 +73,14 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     deleteGroupsHandler,
     offsetDeleteHandler,
     describeClusterHandler,
+    addPartitionsToTxnHandler,
+    addOffsetsToTxnHandler,
+    endTxnHandler,
+    writeTxnMarkersHandler,
+    txnOffsetCommitHandler,
+    describeProducersHandler,
+    describeTransactionsHandler,
+    listTransactionsHandler,
   ] as ApiHandler[]) {
     add(h)
   }

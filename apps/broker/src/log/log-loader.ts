@@ -5,6 +5,7 @@ import { defaultFileSystem } from './file-system.js'
 import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseSegmentFileName } from './format.js'
 import type { LogConfig, PartitionLogOptions, RecoveryReport } from './partition-log.js'
 import { recoverSegment } from './recovery.js'
+import { TXN_INDEX_SUFFIX } from './txn-index.js'
 import { LogSegment } from './segment.js'
 
 export interface LoadedSegments {
@@ -37,13 +38,13 @@ export function loadSegments(opts: PartitionLogOptions, config: LogConfig, now: 
     for (const f of readdirSync(opts.dir)) {
       const base = parseSegmentFileName(f, LOG_SUFFIX)
       if (base >= 0) bases.push(base)
-      else if (f.endsWith(INDEX_SUFFIX) || f.endsWith(TIME_INDEX_SUFFIX)) indexFiles.push(f)
+      else if (f.endsWith(INDEX_SUFFIX) || f.endsWith(TIME_INDEX_SUFFIX) || f.endsWith(TXN_INDEX_SUFFIX)) indexFiles.push(f)
       else if (f.endsWith('.tmp') || f.endsWith('.deleted')) fs.unlinkSync(join(opts.dir, f))
     }
     bases.sort((a, b) => a - b)
     const live = new Set(bases)
     for (const f of indexFiles) {
-      const suffix = f.endsWith(INDEX_SUFFIX) ? INDEX_SUFFIX : TIME_INDEX_SUFFIX
+      const suffix = f.endsWith(INDEX_SUFFIX) ? INDEX_SUFFIX : f.endsWith(TIME_INDEX_SUFFIX) ? TIME_INDEX_SUFFIX : TXN_INDEX_SUFFIX
       if (!live.has(parseSegmentFileName(f, suffix))) fs.unlinkSync(join(opts.dir, f))
     }
 

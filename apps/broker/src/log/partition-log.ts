@@ -26,7 +26,10 @@ import {
   TIMESTAMP_TYPE_BIT,
   readInt64,
 } from './format.js'
-import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, lastSeqOf } from './producer-state.js'
+import { isControlAt, isTransactionalAt, encodeTxnMarkerBatch } from './control-batch.js'
+import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, type ProducerView, type TxnMarker, lastSeqOf } from './producer-state.js'
+import { replayProducerState } from './producer-replay.js'
+import type { AbortedTxn } from './txn-index.js'
 import { loadSegments } from './log-loader.js'
 import { segmentsToDelete } from './retention.js'
 import type { OpenFileLimiter } from './open-files.js'
@@ -86,8 +89,15 @@ export interface ReadResult {
   /** Whole batches, starting with the one holding the requested offset; empty at the end of the log. */
   records: Buffer
   highWatermark: number
+  /** First offset of the earliest open transaction, else the high watermark (KIP-98). */
+  lastStableOffset: number
   logStartOffset: number
   logEndOffset: number
+}
+
+/** A read_committed read: only offsets below the last stable offset, with the aborted transactions they overlap. */
+export interface CommittedReadResult extends ReadResult {
+  abortedTransactions: AbortedTxn[]
 }
 
 export interface BatchRead {
@@ -235,24 +245,7 @@ export class PartitionLog {
       this.producers.clear()
       from = this.segments[0]!.baseOffset
     }
-    if (from >= this.logEndOffset) return
-    for (let i = this.segmentIndexFor(from); i < this.segments.length; i++) {
-      const seg = this.segments[i]!
-      const start = seg.baseOffset >= from ? 0 : (seg.locate(from)?.position ?? seg.size)
-      seg.forEachBatch(start, (buf, at) => {
-        const producerId = readInt64(buf, at + PRODUCER_ID_AT)
-        if (producerId < 0) return
-        const firstOffset = readInt64(buf, at)
-        const delta = buf.readInt32BE(at + LAST_OFFSET_DELTA_AT)
-        const firstSeq = buf.readInt32BE(at + BASE_SEQUENCE_AT)
-        this.producers.update(
-          producerId,
-          buf.readInt16BE(at + PRODUCER_EPOCH_AT),
-          { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
-          readInt64(buf, at + MAX_TIMESTAMP_AT),
-        )
-      })
-    }
+    replayProducerState(this.segments, this.segmentIndexFor(from), from, this.producers)
   }
 
   get active(): LogSegment {
@@ -270,6 +263,23 @@ export class PartitionLog {
   /** A single replica: everything appended is committed. */
   get highWatermark(): number {
     return this.active.nextOffset
+  }
+
+  /**
+   * The first offset of the earliest open transaction, else the high
+   * watermark (KIP-98): read_committed consumers read below it. Never below
+   * the log start offset (DeleteRecords may pass an open transaction, as in
+   * Kafka's maybeIncrementFirstUnstableOffset).
+   */
+  get lastStableOffset(): number {
+    const hw = this.highWatermark
+    const first = this.producers.firstUnstableOffset()
+    return first < 0 ? hw : Math.min(hw, Math.max(first, this._logStartOffset))
+  }
+
+  /** Every producer known to this partition (DescribeProducers, kafka-transactions.sh find-hanging). */
+  producerStates(): ProducerView[] {
+    return this.producers.views()
   }
 
   /** Bytes in all segments. */
@@ -304,6 +314,8 @@ export class PartitionLog {
       }
       const delta = buf.readInt32BE(p + LAST_OFFSET_DELTA_AT)
       if (delta < 0) throw new InvalidRecordError(`record batch has lastOffsetDelta ${delta}`, p)
+      // Markers go through appendTxnMarker, which checks and applies them to the producer state.
+      if (isControlAt(buf, p)) throw new InvalidRecordError('control batches are written by appendTxnMarker only', p)
       count += delta + 1
       p += size
     }
@@ -314,7 +326,7 @@ export class PartitionLog {
       const producerId = readInt64(buf, PRODUCER_ID_AT)
       if (producerId >= 0) {
         const firstSeq = buf.readInt32BE(BASE_SEQUENCE_AT)
-        const dup = this.producers.check(producerId, buf.readInt16BE(PRODUCER_EPOCH_AT), firstSeq, lastSeqOf(firstSeq, count - 1))
+        const dup = this.producers.check(producerId, buf.readInt16BE(PRODUCER_EPOCH_AT), firstSeq, lastSeqOf(firstSeq, count - 1), isTransactionalAt(buf, 0))
         if (dup !== undefined) {
           return { baseOffset: dup.firstOffset, lastOffset: dup.lastOffset, logAppendTime: -1, logStartOffset: this._logStartOffset, count: 0, duplicate: true }
         }
@@ -322,28 +334,8 @@ export class PartitionLog {
     }
 
     const baseOffset = this.logEndOffset
-    let seg: LogSegment
-    try {
-      seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
-    } catch (err) {
-      throw this.dirState.fail(err, `rolling ${this.topic}-${this.partition}`)
-    }
-    const epoch = opts.leaderEpoch ?? 0
     const stamp = opts.logAppendTime === true
-    let next = baseOffset
-    for (p = 0; p < buf.length; ) {
-      const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
-      setBaseOffset(buf, p, BigInt(next))
-      setPartitionLeaderEpoch(buf, p, epoch)
-      if (stamp) stampLogAppendTime(buf, p, size, now)
-      next += buf.readInt32BE(p + LAST_OFFSET_DELTA_AT) + 1
-      p += size
-    }
-    try {
-      seg.append(buf, buf.length, now)
-    } catch (err) {
-      throw this.dirState.fail(err, `write to ${seg.logPath}`)
-    }
+    const next = this.write(buf, count, now, opts.leaderEpoch ?? 0, stamp).next
     for (p = 0; p < buf.length; ) {
       const producerId = readInt64(buf, p + PRODUCER_ID_AT)
       if (producerId >= 0) {
@@ -355,6 +347,7 @@ export class PartitionLog {
           buf.readInt16BE(p + PRODUCER_EPOCH_AT),
           { firstSeq, lastSeq: lastSeqOf(firstSeq, delta), firstOffset, lastOffset: firstOffset + delta },
           readInt64(buf, p + MAX_TIMESTAMP_AT),
+          isTransactionalAt(buf, p),
         )
       }
       p += LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
@@ -362,6 +355,62 @@ export class PartitionLog {
     this.unflushedMessages += count
     this.onAppend?.(this)
     return { baseOffset, lastOffset: next - 1, logAppendTime: stamp ? now : -1, logStartOffset: this._logStartOffset, count, duplicate: false }
+  }
+
+  /**
+   * Writes one transaction marker (a control batch, as Kafka's
+   * EndTransactionMarker) and ends the producer's open transaction here; an
+   * abort is added to the segment's aborted-transaction index. The marker is
+   * checked first as Kafka's appendEndTxnMarker does (ProducerStateError with
+   * INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED); one for a
+   * producer with no open transaction is still written and moves nothing.
+   * Wakes long-polling fetches, since the last stable offset may move.
+   */
+  appendTxnMarker(marker: TxnMarker, now = Date.now()): AppendResult {
+    if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
+    this.dirState.check()
+    this.producers.checkMarker(marker)
+    const buf = encodeTxnMarkerBatch(marker, now)
+    const { seg } = this.write(buf, 1, now, 0, false)
+    const offset = seg.lastOffset
+    const done = this.producers.applyMarker(marker.producerId, marker.producerEpoch, marker.coordinatorEpoch, marker.commit, offset, now)
+    if (done?.aborted === true) {
+      const unstable = this.producers.firstUnstableOffset()
+      try {
+        if (seg.txnIndex.append({ producerId: done.producerId, firstOffset: done.firstOffset, lastOffset: done.lastOffset, lastStableOffset: unstable >= 0 ? unstable : offset + 1 })) this.dirSyncPending = true
+      } catch (err) {
+        throw this.dirState.fail(err, `write to ${seg.txnIndex.path}`)
+      }
+    }
+    this.unflushedMessages += 1
+    this.onAppend?.(this)
+    return { baseOffset: offset, lastOffset: offset, logAppendTime: -1, logStartOffset: this._logStartOffset, count: 1, duplicate: false }
+  }
+
+  /** Assigns offsets from the log end to whole batches and writes them with one call; returns the segment and the next offset. */
+  private write(buf: Buffer, count: number, now: number, leaderEpoch: number, stamp: boolean): { seg: LogSegment; next: number } {
+    const baseOffset = this.logEndOffset
+    let seg: LogSegment
+    try {
+      seg = this.maybeRoll(buf.length, now, baseOffset + count - 1)
+    } catch (err) {
+      throw this.dirState.fail(err, `rolling ${this.topic}-${this.partition}`)
+    }
+    let next = baseOffset
+    for (let p = 0; p < buf.length; ) {
+      const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
+      setBaseOffset(buf, p, BigInt(next))
+      setPartitionLeaderEpoch(buf, p, leaderEpoch)
+      if (stamp) stampLogAppendTime(buf, p, size, now)
+      next += buf.readInt32BE(p + LAST_OFFSET_DELTA_AT) + 1
+      p += size
+    }
+    try {
+      seg.append(buf, buf.length, now)
+    } catch (err) {
+      throw this.dirState.fail(err, `write to ${seg.logPath}`)
+    }
+    return { seg, next }
   }
 
   /** True when the flush.messages policy wants an fsync before acknowledging. */
@@ -374,18 +423,21 @@ export class PartitionLog {
    * `maxBytes` (at least the first batch, however large, when `minOneBatch`),
    * from one segment, as Kafka does; a read never carries a partial batch.
    * Throws OffsetOutOfRangeError outside [logStartOffset, logEndOffset].
+   * Nothing at or past `maxOffset` (a batch boundary: the last stable offset
+   * for read_committed) is returned.
    */
-  async read(offset: number, maxBytes: number, minOneBatch = true): Promise<ReadResult> {
+  async read(offset: number, maxBytes: number, minOneBatch = true, maxOffset = Infinity): Promise<ReadResult> {
     if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
     this.dirState.check()
     const leo = this.logEndOffset
     const start = this._logStartOffset
     if (offset < start || offset > leo) throw new OffsetOutOfRangeError(offset, start, leo)
-    const result: ReadResult = { records: EMPTY, highWatermark: leo, logStartOffset: start, logEndOffset: leo }
-    if (offset === leo) return result
+    const result: ReadResult = { records: EMPTY, highWatermark: leo, lastStableOffset: this.lastStableOffset, logStartOffset: start, logEndOffset: leo }
+    if (offset >= Math.min(leo, maxOffset)) return result
     for (let i = this.segmentIndexFor(offset); i < this.segments.length; i++) {
       const seg = this.segments[i]!
-      const end = seg.size
+      let end = seg.size
+      if (maxOffset < seg.nextOffset) end = seg.locate(maxOffset, end)?.position ?? end
       const loc = seg.locate(offset, end)
       if (loc === undefined) continue
       // Only the bytes the response carries are read: whole batches up to maxBytes,
@@ -400,6 +452,33 @@ export class PartitionLog {
       return result
     }
     return result
+  }
+
+  /**
+   * A read_committed read (KIP-98): batches below the last stable offset, and
+   * the aborted transactions overlapping the offsets returned, which the
+   * consumer uses to drop aborted records.
+   */
+  async readCommitted(offset: number, maxBytes: number, minOneBatch = true): Promise<CommittedReadResult> {
+    const r = await this.read(offset, maxBytes, minOneBatch, this.lastStableOffset)
+    let upper = offset
+    for (let p = 0; p + LOG_OVERHEAD <= r.records.length; p += LOG_OVERHEAD + r.records.readInt32BE(p + BATCH_LENGTH_AT)) {
+      upper = readInt64(r.records, p) + r.records.readInt32BE(p + LAST_OFFSET_DELTA_AT) + 1
+    }
+    return { ...r, abortedTransactions: upper > offset ? this.abortedTransactions(offset, upper) : [] }
+  }
+
+  /**
+   * Aborted transactions overlapping [fetchOffset, upperBoundOffset), from the
+   * segment holding fetchOffset on until an entry's last stable offset shows
+   * no later one can overlap (Kafka's collectAbortedTransactions).
+   */
+  abortedTransactions(fetchOffset: number, upperBoundOffset: number): AbortedTxn[] {
+    const out: AbortedTxn[] = []
+    for (let i = this.segmentIndexFor(fetchOffset); i < this.segments.length; i++) {
+      if (this.segments[i]!.txnIndex.collect(fetchOffset, upperBoundOffset, out)) break
+    }
+    return out
   }
 
   /**

@@ -10,8 +10,10 @@ export const PRODUCER_SNAPSHOT = 'producer-state.snapshot'
  * The snapshot layout this release writes. One without a version is read as
  * version 1; a newer one stops startup (UnsupportedFormatError) instead of
  * being dropped as damage, so a later release can change the layout.
+ * Version 2 adds each producer's coordinator epoch and the first offset of its
+ * open transaction (KIP-98); version 1 snapshots load with neither.
  */
-export const PRODUCER_SNAPSHOT_VERSION = 1
+export const PRODUCER_SNAPSHOT_VERSION = 2
 
 /** Kafka keeps the metadata of this many recent batches per producer for duplicate detection. */
 export const MAX_BATCHES_PER_PRODUCER = 5
@@ -29,6 +31,41 @@ interface ProducerEntry {
   batches: ProducerBatch[]
   /** maxTimestamp of its last batch: what producer.id.expiration.ms is measured from, as in Kafka. */
   lastTimestamp: number
+  /** Epoch of the transaction coordinator that wrote its last marker; -1 before any. */
+  coordinatorEpoch: number
+  /** First offset of its open transaction in this partition, -1 when none is open. */
+  txnFirstOffset: number
+}
+
+/** One producer as DescribeProducers (61) reports it. */
+export interface ProducerView {
+  producerId: number
+  producerEpoch: number
+  /** -1 when no batch of the current epoch is remembered. */
+  lastSequence: number
+  lastTimestamp: number
+  coordinatorEpoch: number
+  /** -1 if no transaction is open. */
+  currentTxnStartOffset: number
+}
+
+/** A transaction a marker ended in this partition (Kafka's CompletedTxn). */
+export interface CompletedTxn {
+  producerId: number
+  firstOffset: number
+  /** The marker's offset. */
+  lastOffset: number
+  aborted: boolean
+}
+
+/** The transaction marker fields the log checks (Kafka's EndTransactionMarker plus the request's version). */
+export interface TxnMarker {
+  producerId: number
+  producerEpoch: number
+  commit: boolean
+  coordinatorEpoch: number
+  /** The WriteTxnMarkers transaction version: 2 and up is KIP-890's, where the marker carries the bumped epoch. */
+  transactionVersion: number
 }
 
 /** Kafka's producer.id.expiration.ms default (KIP-854): one day. */
@@ -57,6 +94,24 @@ export function lastSeqOf(firstSeq: number, lastOffsetDelta: number): number {
   return (firstSeq + lastOffsetDelta) % (INT32_MAX + 1)
 }
 
+/** A producer's transaction in one partition: none open, or open from a first offset. */
+type TxnState = 'none' | 'open'
+type TxnEvent = 'batch' | 'transactionalBatch' | 'marker'
+
+/**
+ * Every transition of a producer's transaction in a partition (Kafka's
+ * ProducerAppendInfo): a transactional batch opens it, a marker ends it, and a
+ * plain idempotent batch while it is open is refused.
+ */
+const TXN_TRANSITIONS: Readonly<Record<TxnState, Readonly<Record<TxnEvent, TxnState | 'INVALID_TXN_STATE'>>>> = {
+  none: { batch: 'none', transactionalBatch: 'open', marker: 'none' },
+  open: { batch: 'INVALID_TXN_STATE', transactionalBatch: 'open', marker: 'none' },
+}
+
+function txnState(e: ProducerEntry): TxnState {
+  return e.txnFirstOffset >= 0 ? 'open' : 'none'
+}
+
 /**
  * Per-partition state of idempotent producers (KIP-98): each producer's epoch
  * and its last five batches. A new epoch must start at sequence 0, then every
@@ -66,6 +121,8 @@ export function lastSeqOf(firstSeq: number, lastOffsetDelta: number): number {
  */
 export class ProducerStateManager {
   private readonly producers = new Map<number, ProducerEntry>()
+  /** Producers with an open transaction here, to their first offset: what the last stable offset is computed from. */
+  private readonly ongoing = new Map<number, number>()
 
   get size(): number {
     return this.producers.size
@@ -74,9 +131,11 @@ export class ProducerStateManager {
   /**
    * Checks a batch about to be appended. Returns the earlier batch it
    * duplicates, or undefined when it may be appended; throws ProducerStateError
-   * for a stale epoch or a sequence gap.
+   * for a stale epoch or a sequence gap, and INVALID_TXN_STATE for a
+   * non-transactional batch from a producer whose transaction is open here
+   * (Kafka's ProducerAppendInfo.appendDataBatch).
    */
-  check(producerId: number, epoch: number, firstSeq: number, lastSeq: number): ProducerBatch | undefined {
+  check(producerId: number, epoch: number, firstSeq: number, lastSeq: number, transactional = false): ProducerBatch | undefined {
     const entry = this.producers.get(producerId)
     // A producer with no state here (new, expired by producer.id.expiration.ms, or whose
     // batches retention removed) may start at any sequence, as Kafka accepts since KIP-360.
@@ -88,47 +147,145 @@ export class ProducerStateManager {
       if (firstSeq !== 0) {
         throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} epoch ${epoch} must start at sequence 0, not ${firstSeq}`)
       }
-      return undefined
+    } else {
+      for (const b of entry.batches) if (b.firstSeq === firstSeq && b.lastSeq === lastSeq) return b
+      const last = entry.batches[entry.batches.length - 1]
+      const expected = last === undefined ? 0 : nextSeq(last.lastSeq)
+      if (firstSeq !== expected) {
+        throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} sent sequence ${firstSeq}, expected ${expected}`)
+      }
     }
-    for (const b of entry.batches) if (b.firstSeq === firstSeq && b.lastSeq === lastSeq) return b
-    const last = entry.batches[entry.batches.length - 1]
-    const expected = last === undefined ? 0 : nextSeq(last.lastSeq)
-    if (firstSeq !== expected) {
-      throw new ProducerStateError(ErrorCodes.OUT_OF_ORDER_SEQUENCE_NUMBER, `producer ${producerId} sent sequence ${firstSeq}, expected ${expected}`)
+    if (TXN_TRANSITIONS[txnState(entry)][transactional ? 'transactionalBatch' : 'batch'] === 'INVALID_TXN_STATE') {
+      throw new ProducerStateError(
+        ErrorCodes.INVALID_TXN_STATE,
+        `producer ${producerId} sent a non-transactional batch while its transaction from offset ${entry.txnFirstOffset} is open`,
+      )
     }
     return undefined
   }
 
   /**
    * Records an appended batch whose largest timestamp is `timestamp` (also used
-   * while replaying the log, so it never throws).
+   * while replaying the log, so it never throws). A transactional batch opens
+   * its producer's transaction at its first offset unless one is open already.
    */
-  update(producerId: number, epoch: number, batch: ProducerBatch, timestamp: number): void {
+  update(producerId: number, epoch: number, batch: ProducerBatch, timestamp: number, transactional = false): void {
     let entry = this.producers.get(producerId)
-    if (entry === undefined || epoch > entry.epoch) {
-      entry = { epoch, batches: [], lastTimestamp: timestamp }
+    if (entry === undefined) {
+      entry = { epoch, batches: [], lastTimestamp: timestamp, coordinatorEpoch: -1, txnFirstOffset: -1 }
       this.producers.set(producerId, entry)
+    } else if (epoch > entry.epoch) {
+      // A new epoch forgets the batches but not an open transaction (Kafka's maybeUpdateProducerEpoch).
+      entry.epoch = epoch
+      entry.batches = []
     } else if (epoch < entry.epoch) {
       return
     }
     entry.lastTimestamp = timestamp
     entry.batches.push(batch)
     if (entry.batches.length > MAX_BATCHES_PER_PRODUCER) entry.batches.shift()
+    const from = txnState(entry)
+    if (from === 'none' && TXN_TRANSITIONS.none[transactional ? 'transactionalBatch' : 'batch'] === 'open') {
+      entry.txnFirstOffset = batch.firstOffset
+      this.ongoing.set(producerId, batch.firstOffset)
+    }
+  }
+
+  /**
+   * Checks a transaction marker before it is written, as Kafka's
+   * appendEndTxnMarker: an epoch older than the producer's (for transaction
+   * version 2, not newer, since the coordinator bumps it for every marker,
+   * KIP-890; a repeat of the last marker is let through, KAFKA-19999) is
+   * INVALID_PRODUCER_EPOCH, a coordinator epoch older than the last marker's
+   * is TRANSACTION_COORDINATOR_FENCED.
+   */
+  checkMarker(m: TxnMarker): void {
+    const entry = this.producers.get(m.producerId)
+    if (entry === undefined) return
+    const stale = m.transactionVersion >= 2 ? m.producerEpoch <= entry.epoch : m.producerEpoch < entry.epoch
+    if (stale && !(m.transactionVersion >= 2 && m.producerEpoch === entry.epoch && entry.txnFirstOffset < 0)) {
+      throw new ProducerStateError(
+        ErrorCodes.INVALID_PRODUCER_EPOCH,
+        `transaction marker epoch ${m.producerEpoch} of producer ${m.producerId} is ${m.transactionVersion >= 2 ? 'not newer than' : 'older than'} its epoch ${entry.epoch} (transaction version ${m.transactionVersion})`,
+      )
+    }
+    if (entry.coordinatorEpoch > m.coordinatorEpoch) {
+      throw new ProducerStateError(
+        ErrorCodes.TRANSACTION_COORDINATOR_FENCED,
+        `transaction marker of producer ${m.producerId} carries coordinator epoch ${m.coordinatorEpoch}, older than ${entry.coordinatorEpoch}`,
+      )
+    }
+  }
+
+  /**
+   * Applies a written marker at `offset`: ends the producer's open transaction
+   * (returned, when there was one) and takes its epoch and coordinator epoch.
+   * Never throws (replay uses it too).
+   */
+  applyMarker(producerId: number, epoch: number, coordinatorEpoch: number, commit: boolean, offset: number, timestamp: number): CompletedTxn | undefined {
+    let entry = this.producers.get(producerId)
+    if (entry === undefined) {
+      entry = { epoch, batches: [], lastTimestamp: timestamp, coordinatorEpoch, txnFirstOffset: -1 }
+      this.producers.set(producerId, entry)
+      return undefined
+    }
+    if (epoch !== entry.epoch) {
+      entry.epoch = epoch
+      entry.batches = []
+    }
+    entry.coordinatorEpoch = coordinatorEpoch
+    entry.lastTimestamp = timestamp
+    const first = entry.txnFirstOffset
+    if (txnState(entry) === 'none') return undefined
+    entry.txnFirstOffset = -1
+    this.ongoing.delete(producerId)
+    return { producerId, firstOffset: first, lastOffset: offset, aborted: !commit }
+  }
+
+  /** First offset of the earliest open transaction, or -1 when none is open. */
+  firstUnstableOffset(): number {
+    let min = -1
+    for (const first of this.ongoing.values()) if (min < 0 || first < min) min = first
+    return min
+  }
+
+  /** Open transactions: producer id to first offset. */
+  get openTransactions(): ReadonlyMap<number, number> {
+    return this.ongoing
+  }
+
+  /** Every producer, for DescribeProducers. */
+  views(): ProducerView[] {
+    const out: ProducerView[] = []
+    for (const [producerId, e] of this.producers) {
+      const last = e.batches[e.batches.length - 1]
+      out.push({
+        producerId,
+        producerEpoch: e.epoch,
+        lastSequence: last === undefined ? -1 : last.lastSeq,
+        lastTimestamp: e.lastTimestamp,
+        coordinatorEpoch: e.coordinatorEpoch,
+        currentTxnStartOffset: e.txnFirstOffset,
+      })
+    }
+    return out
   }
 
   clear(): void {
     this.producers.clear()
+    this.ongoing.clear()
   }
 
   /**
    * Forgets producers whose last batch is at least `expirationMs` older than
    * `now` (Kafka's removeExpiredProducers), so the state does not grow with
-   * every producer that ever wrote. Returns how many were removed.
+   * every producer that ever wrote; one with an open transaction stays, as in
+   * Kafka's isProducerExpired. Returns how many were removed.
    */
   removeExpired(now: number, expirationMs: number): number {
     let n = 0
     for (const [pid, e] of this.producers) {
-      if (now - e.lastTimestamp >= expirationMs) {
+      if (e.txnFirstOffset < 0 && now - e.lastTimestamp >= expirationMs) {
         this.producers.delete(pid)
         n++
       }
@@ -142,6 +299,8 @@ export class ProducerStateManager {
       e.epoch,
       e.batches.map((b) => [b.firstSeq, b.lastSeq, b.firstOffset, b.lastOffset]),
       e.lastTimestamp,
+      e.coordinatorEpoch,
+      e.txnFirstOffset,
     ])
     return JSON.stringify({ version: PRODUCER_SNAPSHOT_VERSION, offset, producers })
   }
@@ -182,17 +341,22 @@ export class ProducerStateManager {
     if (typeof version === 'number' && Number.isInteger(version) && version > PRODUCER_SNAPSHOT_VERSION) {
       throw new UnsupportedFormatError(path, version, PRODUCER_SNAPSHOT_VERSION)
     }
-    if (version !== PRODUCER_SNAPSHOT_VERSION) return -1
+    if (version !== 1 && version !== 2) return -1
     if (typeof parsed.offset !== 'number' || !Array.isArray(parsed.producers)) return -1
-    this.producers.clear()
-    for (const p of parsed.producers as [number, number, [number, number, number, number][], number?][]) {
+    this.clear()
+    type Row = [number, number, [number, number, number, number][], number?, number?, number?]
+    for (const p of parsed.producers as Row[]) {
       if (!Array.isArray(p) || !Array.isArray(p[2])) continue
+      const txnFirstOffset = typeof p[5] === 'number' ? p[5] : -1
       this.producers.set(p[0], {
         epoch: p[1],
         batches: p[2].map(([firstSeq, lastSeq, firstOffset, lastOffset]) => ({ firstSeq, lastSeq, firstOffset, lastOffset })),
         // Snapshots from before expiration was tracked: the clock starts at load.
         lastTimestamp: typeof p[3] === 'number' ? p[3] : now,
+        coordinatorEpoch: typeof p[4] === 'number' ? p[4] : -1,
+        txnFirstOffset,
       })
+      if (txnFirstOffset >= 0) this.ongoing.set(p[0], txnFirstOffset)
     }
     return parsed.offset
   }

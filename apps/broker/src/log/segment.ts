@@ -16,6 +16,7 @@ import { type LogFileSystem, defaultFileSystem, fsyncAsync } from './file-system
 import { OffsetIndex } from './offset-index.js'
 import type { Evictable, OpenFileLimiter } from './open-files.js'
 import { TimeIndex } from './time-index.js'
+import { TXN_INDEX_SUFFIX, TransactionIndex } from './txn-index.js'
 
 /** Where a batch sits in a segment. */
 export interface BatchLocation {
@@ -84,6 +85,8 @@ export class LogSegment implements Evictable {
   lastModified: number
   offsetIndex: OffsetIndex
   timeIndex: TimeIndex
+  /** Aborted transactions whose markers are in this segment (Kafka's `.txnindex`). */
+  readonly txnIndex: TransactionIndex
   /** Bytes written but not yet fsynced. */
   dirty = false
 
@@ -115,6 +118,7 @@ export class LogSegment implements Evictable {
     this.lastModified = lastModified
     this.offsetIndex = new OffsetIndex(join(dir, segmentFileName(baseOffset, INDEX_SUFFIX)), baseOffset)
     this.timeIndex = new TimeIndex(join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset)
+    this.txnIndex = new TransactionIndex(join(dir, segmentFileName(baseOffset, TXN_INDEX_SUFFIX)), fs)
   }
 
   /** Creates an empty segment (replacing any files of that name). */
@@ -131,6 +135,7 @@ export class LogSegment implements Evictable {
     try {
       seg.offsetIndex.persist(fs)
       seg.timeIndex.persist(fs)
+      seg.txnIndex.delete()
     } catch (err) {
       seg.close()
       throw err
@@ -150,7 +155,9 @@ export class LogSegment implements Evictable {
     const fd = fs.openSync(join(dir, segmentFileName(baseOffset, LOG_SUFFIX)), 'r+')
     try {
       const st = fstatSync(fd)
-      return new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs, fs, files)
+      const seg = new LogSegment(dir, baseOffset, fd, st.size, indexIntervalBytes, now, st.mtimeMs, fs, files)
+      seg.txnIndex.load()
+      return seg
     } catch (err) {
       fs.closeSync(fd)
       throw err
@@ -397,6 +404,8 @@ export class LogSegment implements Evictable {
     this.dirty = false
     this.retain()
     try {
+      // Aborted-transaction entries are as durable as the markers they describe.
+      this.txnIndex.flushSync()
       await fsyncAsync(this.fs, this.fd)
     } catch (err) {
       this.dirty = true
@@ -409,6 +418,7 @@ export class LogSegment implements Evictable {
   flushSync(): void {
     if (!this.fdOpen) return
     this.persistIndexes()
+    this.txnIndex.flushSync()
     this.fs.fsyncSync(this.fd)
     this.dirty = false
   }
@@ -530,7 +540,7 @@ export class LogSegment implements Evictable {
   delete(): void {
     if (this.state === 'deleted') return
     this.state = 'deleted'
-    for (const p of [this.logPath, this.offsetIndex.path, this.timeIndex.path]) {
+    for (const p of [this.logPath, this.offsetIndex.path, this.timeIndex.path, this.txnIndex.path]) {
       try {
         this.fs.unlinkSync(p)
       } catch (err) {

@@ -62,8 +62,9 @@ const ERRORS_IN_MESSAGE = 3
  * LogValidator), throwing BatchRejectedError with Kafka's error code:
  *
  * - exactly one magic-2 batch with baseOffset 0, within max.message.bytes,
- *   whose CRC32C matches, that is no control batch and, when idempotent, has a
- *   sequence (INVALID_RECORD, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE);
+ *   whose CRC32C matches, that is no control batch (markers are the
+ *   coordinator's), when idempotent has a sequence and when transactional a
+ *   producer id (INVALID_RECORD, CORRUPT_MESSAGE, MESSAGE_TOO_LARGE);
  * - its records, walked header by header without copying (inflated first when
  *   compressed, under a cap): as many as the header says, each exactly its
  *   declared size, offset deltas 0, 1, 2, ... (INVALID_RECORD; Kafka rewrites a
@@ -101,7 +102,9 @@ export function validateProducedBatch(records: Buffer, rules: BatchRules): Recor
     throw err
   }
   if (h.isControl) throw new BatchRejectedError(ErrorCodes.INVALID_RECORD, 'clients may not produce control batches')
-  if (h.isTransactional) throw new BatchRejectedError(ErrorCodes.INVALID_RECORD, 'transactional batches are not supported by this broker')
+  if (h.isTransactional && h.producerId < 0n) {
+    throw new BatchRejectedError(ErrorCodes.INVALID_RECORD, 'a transactional record batch must carry a producer id')
+  }
   if (h.producerId >= 0n && h.baseSequence < 0) {
     throw new BatchRejectedError(ErrorCodes.INVALID_RECORD, `invalid base sequence ${h.baseSequence} for producer ${h.producerId}`)
   }
