@@ -53,12 +53,23 @@ const KAFKA_TXN_PROPS = {
   'transaction.abort.timed.out.transaction.cleanup.interval.ms': 2_000,
 }
 
-export async function startTarget(name: TargetName): Promise<TxnTarget> {
-  return name === 'Apache Kafka' ? startKafkaTarget() : startTidelogTarget()
+export interface TargetOptions {
+  /**
+   * Kafka's transaction.partition.verification.enable (KIP-890 part 1, default true). Off,
+   * a transactional Produce v11 to a partition never added to the transaction is appended
+   * anyway, which is how a hanging transaction (open on a partition, unknown to its
+   * coordinator) is made on purpose for kafka-transactions.sh find-hanging.
+   */
+  partitionVerification?: boolean
 }
 
-async function startKafkaTarget(): Promise<TxnTarget> {
-  const cluster: KafkaCluster = await startKafkaCluster({ version: KAFKA_VERSIONS.latest, size: 1, properties: KAFKA_TXN_PROPS })
+export async function startTarget(name: TargetName, opts: TargetOptions = {}): Promise<TxnTarget> {
+  return name === 'Apache Kafka' ? startKafkaTarget(opts) : startTidelogTarget(opts)
+}
+
+async function startKafkaTarget(opts: TargetOptions): Promise<TxnTarget> {
+  const properties = { ...KAFKA_TXN_PROPS, 'transaction.partition.verification.enable': opts.partitionVerification ?? true }
+  const cluster: KafkaCluster = await startKafkaCluster({ version: KAFKA_VERSIONS.latest, size: 1, properties })
   const node = cluster.nodes[0]!
   return {
     name: 'Apache Kafka',
@@ -72,14 +83,15 @@ async function startKafkaTarget(): Promise<TxnTarget> {
   }
 }
 
-async function startTidelogTarget(): Promise<TxnTarget> {
+async function startTidelogTarget(opts: TargetOptions): Promise<TxnTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tidelog-txn-peers-'))
   const port = await freePort()
   let child: ChildProcess | undefined
   let log = ''
   const launch = async () => {
     log = ''
-    const c = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn'], {
+    const c = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn',
+      '--transaction-partition-verification-enable', String(opts.partitionVerification ?? true)], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
