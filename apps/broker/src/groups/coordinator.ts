@@ -74,6 +74,16 @@ export class GroupCoordinator {
     return this.opts.offsetMetadataMaxBytes
   }
 
+  /** The group, created Empty when unknown, as a commit from outside group management creates it. */
+  groupForCommit(groupId: string): Group {
+    let group = this.groups.get(groupId)
+    if (group === undefined) {
+      group = new Group(groupId, Date.now())
+      this.groups.set(groupId, group)
+    }
+    return group
+  }
+
   /** The group, if this coordinator knows it (tests and tooling). */
   group(groupId: string): Group | undefined {
     return this.groups.get(groupId)
@@ -801,7 +811,8 @@ export class GroupCoordinator {
 
   /** An empty group without offsets has nothing left to keep: it goes (Kafka: Empty -> Dead). */
   private maybeRemoveGroup(group: Group): void {
-    if (!group.is(GroupState.Empty) || this.offsets.hasOffsets(group.groupId) || group.pendingMembers.size > 0) return
+    // Offsets of an open transaction count too: the group must outlive them (KIP-98).
+    if (!group.is(GroupState.Empty) || this.offsets.hasOffsets(group.groupId) || this.offsets.hasPendingFor(group.groupId) || group.pendingMembers.size > 0) return
     this.offsets.deleteGroup(group.groupId)
     this.removeGroup(group)
   }
@@ -881,7 +892,7 @@ export class GroupCoordinator {
       this.groups.set(groupId, group)
     }
     // Groups known only by their offsets (commits from outside group management) are Empty.
-    for (const groupId of this.offsets.groupIds()) {
+    for (const groupId of [...this.offsets.groupIds(), ...this.offsets.pendingGroupIds()]) {
       if (!this.groups.has(groupId)) this.groups.set(groupId, new Group(groupId, now))
     }
   }

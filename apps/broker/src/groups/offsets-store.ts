@@ -160,6 +160,11 @@ export class OffsetsStore extends RecordFile {
     return false
   }
 
+  /** Groups holding offsets of open transactions. */
+  pendingGroupIds(): string[] {
+    return [...this.pending.keys()]
+  }
+
   /** Whether the group has pending offsets of any transaction (a group with them is not empty for deletion). */
   hasPendingFor(group: string): boolean {
     return this.pending.has(group)

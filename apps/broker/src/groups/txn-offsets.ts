@@ -23,21 +23,21 @@ export async function commitTxnOffsets(groups: GroupCoordinator, logger: Logger,
   const store = groups.offsets
   if (store.isClosed) return all(ErrorCodes.COORDINATOR_NOT_AVAILABLE)
   if (req.groupId === '') return all(ErrorCodes.INVALID_GROUP_ID)
-  const group = groups.group(req.groupId)
-  if (group !== undefined) {
-    if (group.is(GroupState.Dead)) return all(ErrorCodes.COORDINATOR_NOT_AVAILABLE)
-    if (req.groupInstanceId !== null) {
-      const current = group.currentStaticMemberId(req.groupInstanceId)
-      if (current === undefined) return all(ErrorCodes.UNKNOWN_MEMBER_ID)
-      if (current !== req.memberId) return all(ErrorCodes.FENCED_INSTANCE_ID)
-    } else if (req.memberId !== '' && !group.has(req.memberId)) {
-      return all(ErrorCodes.UNKNOWN_MEMBER_ID)
-    }
-    if (req.generationId >= 0 && req.generationId !== group.generationId) return all(ErrorCodes.ILLEGAL_GENERATION)
-  } else if (req.generationId >= 0 || req.memberId !== '') {
+  const known = groups.group(req.groupId)
+  if (known === undefined && (req.generationId >= 0 || req.memberId !== '')) {
     // A group this coordinator does not know has no members and no generation to match.
     return all(req.memberId !== '' ? ErrorCodes.UNKNOWN_MEMBER_ID : ErrorCodes.ILLEGAL_GENERATION)
   }
+  const group = known ?? groups.groupForCommit(req.groupId)
+  if (group.is(GroupState.Dead)) return all(ErrorCodes.COORDINATOR_NOT_AVAILABLE)
+  if (req.groupInstanceId !== null) {
+    const current = group.currentStaticMemberId(req.groupInstanceId)
+    if (current === undefined) return all(ErrorCodes.UNKNOWN_MEMBER_ID)
+    if (current !== req.memberId) return all(ErrorCodes.FENCED_INSTANCE_ID)
+  } else if (req.memberId !== '' && !group.has(req.memberId)) {
+    return all(ErrorCodes.UNKNOWN_MEMBER_ID)
+  }
+  if (req.generationId >= 0 && req.generationId !== group.generationId) return all(ErrorCodes.ILLEGAL_GENERATION)
   const now = Date.now()
   const codes: number[] = []
   const commits = []

@@ -7,7 +7,7 @@ import {
   type FetchResponsePartitionData,
 } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, type PartitionLog } from '../log/index.js'
+import { type AbortedTxn, KafkaStorageError, LogClosedError, OffsetOutOfRangeError, type PartitionLog, type ReadResult } from '../log/index.js'
 import { defineHandler } from './types.js'
 
 const EMPTY = Buffer.alloc(0)
@@ -63,7 +63,8 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
       highWatermark: -1n,
       lastStableOffset: -1n,
       logStartOffset: -1n,
-      abortedTransactions: readCommitted ? [] : null,
+      // A list for a read_committed read that succeeded, null otherwise (errors too), as Kafka answers.
+      abortedTransactions: null,
       preferredReadReplica: -1,
       records: EMPTY,
     }
@@ -73,10 +74,18 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
       continue
     }
     try {
-      const r = await w.log.read(w.fetchOffset, Math.max(0, Math.min(w.maxBytes, budget)), minOne)
+      const limit = Math.max(0, Math.min(w.maxBytes, budget))
+      // read_committed stops at the last stable offset and names the aborted transactions
+      // in what it returns, so the consumer can drop their records (KIP-98).
+      const r: ReadResult & { abortedTransactions?: AbortedTxn[] } = readCommitted
+        ? await w.log.readCommitted(w.fetchOffset, limit, minOne)
+        : await w.log.read(w.fetchOffset, limit, minOne)
       base.highWatermark = BigInt(r.highWatermark)
-      base.lastStableOffset = base.highWatermark
+      base.lastStableOffset = BigInt(r.lastStableOffset)
       base.logStartOffset = BigInt(r.logStartOffset)
+      if (r.abortedTransactions !== undefined) {
+        base.abortedTransactions = r.abortedTransactions.map((a) => ({ producerId: BigInt(a.producerId), firstOffset: BigInt(a.firstOffset) }))
+      }
       base.records = r.records
       if (r.records.length > 0) {
         minOne = false
@@ -98,7 +107,7 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
       if (!(err instanceof OffsetOutOfRangeError)) throw err
       base.errorCode = ErrorCodes.OFFSET_OUT_OF_RANGE
       base.highWatermark = BigInt(err.logEndOffset)
-      base.lastStableOffset = base.highWatermark
+      base.lastStableOffset = BigInt(Math.min(w.log.lastStableOffset, err.logEndOffset))
       base.logStartOffset = BigInt(err.logStartOffset)
       errors++
     }
@@ -110,9 +119,13 @@ async function readAll(wanted: Wanted[], maxBytes: number, readCommitted: boolea
  * Fetch 4-17 for consumers. The response carries at most min(max_bytes,
  * fetch.max.bytes) of record bytes and each partition at most its
  * partition_max_bytes, in whole batches; the first batch of the first
- * partition with data is returned even when it is larger (KIP-74). Long poll: when less than min_bytes is ready and
+ * partition with data is returned even when it is larger (KIP-74). Every
+ * partition carries its last stable offset; read_committed (isolation level 1)
+ * reads only below it, with the aborted transactions of what it returns.
+ * Long poll: when less than min_bytes is ready and
  * nothing failed, the request sleeps until an append to one of its partitions
- * or max_wait_ms, then reads again. Fetch sessions (KIP-227) are declined by
+ * (a transaction marker too, which moves the last stable offset) or
+ * max_wait_ms, then reads again. Fetch sessions (KIP-227) are declined by
  * answering session id 0, which clients treat as "keep sending full fetches";
  * a request for an existing session gets FETCH_SESSION_ID_NOT_FOUND.
  */

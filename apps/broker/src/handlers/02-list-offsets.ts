@@ -16,6 +16,7 @@ const EARLIEST = -2n
 const MAX_TIMESTAMP = -3n
 const EARLIEST_LOCAL = -4n
 const LATEST_TIERED = -5n
+const READ_COMMITTED = 1
 
 const found = (partitionIndex: number, offset: number, timestamp: bigint): ListOffsetsResponsePartitionResponse => ({
   partitionIndex,
@@ -46,12 +47,33 @@ async function recordIn(
   return undefined
 }
 
-async function lookup(log: PartitionLog, partitionIndex: number, ts: bigint, version: number): Promise<ListOffsetsResponsePartitionResponse> {
+async function lookup(
+  log: PartitionLog,
+  partitionIndex: number,
+  ts: bigint,
+  version: number,
+  readCommitted: boolean,
+): Promise<ListOffsetsResponsePartitionResponse> {
+  // As Kafka's Partition.fetchOffsetForTimestamp: read_committed sees up to the last
+  // stable offset (KIP-98), read_uncommitted up to the high watermark; a lookup that
+  // lands at or past that bound finds nothing.
+  const bound = readCommitted ? log.lastStableOffset : log.highWatermark
+  const r = await lookupUnbounded(log, partitionIndex, ts, version, bound)
+  if (ts !== LATEST && ts !== EARLIEST && ts !== EARLIEST_LOCAL && r.errorCode === ErrorCodes.NONE && (r.offset ?? -1n) >= BigInt(bound)) return notFound(partitionIndex)
+  return r
+}
+
+async function lookupUnbounded(
+  log: PartitionLog,
+  partitionIndex: number,
+  ts: bigint,
+  version: number,
+  bound: number,
+): Promise<ListOffsetsResponsePartitionResponse> {
   const start = log.logStartOffset
   switch (ts) {
     case LATEST:
-      // Single replica, no transactions: the last stable offset is the high watermark.
-      return found(partitionIndex, log.highWatermark, -1n)
+      return found(partitionIndex, bound, -1n)
     case EARLIEST:
       return found(partitionIndex, start, -1n)
     case EARLIEST_LOCAL:
@@ -92,9 +114,10 @@ async function lookup(log: PartitionLog, partitionIndex: number, ts: bigint, ver
 /**
  * ListOffsets 1-10: earliest, latest, by timestamp (the first record at or after
  * it, found from the time index and then inside the batch), max timestamp
- * (v7+, KIP-734), earliest-local (v8+) and latest-tiered (v9+, never any). v10's
- * timeout (KIP-1075) bounds remote-storage lookups; with no tiered storage every
- * answer is immediate, so it needs nothing more.
+ * (v7+, KIP-734), earliest-local (v8+) and latest-tiered (v9+, never any).
+ * With isolation level read_committed (v2+), latest is the last stable offset
+ * and lookups find only offsets below it (KIP-98). v10's timeout (KIP-1075) bounds
+ * remote-storage lookups; with no tiered storage every answer is immediate.
  */
 export const listOffsetsHandler = defineHandler({
   api: ListOffsets,
@@ -102,6 +125,7 @@ export const listOffsetsHandler = defineHandler({
   maxVersion: 10,
   async handle(ctx, req: ListOffsetsRequest): Promise<ListOffsetsResponse> {
     const broker = ctx.broker
+    const readCommitted = (req.isolationLevel ?? 0) === READ_COMMITTED
     const topics = []
     for (const rt of req.topics) {
       const topic = broker.topics.get(rt.name)
@@ -119,7 +143,7 @@ export const listOffsetsHandler = defineHandler({
           continue
         }
         try {
-          partitions.push(await lookup(log, rp.partitionIndex, rp.timestamp, ctx.version))
+          partitions.push(await lookup(log, rp.partitionIndex, rp.timestamp, ctx.version, readCommitted))
         } catch (err) {
           if (!(err instanceof TidelogError)) throw err
           broker.logger.warn(`ListOffsets ${rt.name}-${rp.partitionIndex}: ${err.message}`)

@@ -3,7 +3,7 @@ import { type MarkerLog, writeMarker } from '../txn/markers.js'
 import { defineHandler } from './types.js'
 
 /**
- * WriteTxnMarkers 0-1: markers written as asked. Kafka's coordinators send it
+ * WriteTxnMarkers 1 (Kafka 4.0 dropped v0, KIP-896): markers written as asked. Kafka's coordinators send it
  * to partition leaders; here the coordinator writes its own markers directly,
  * so this is what `kafka-transactions.sh abort` sends to end a transaction
  * left hanging in a partition (coordinator epoch -1 allowed). Each marker's
@@ -12,7 +12,7 @@ import { defineHandler } from './types.js'
  */
 export const writeTxnMarkersHandler = defineHandler({
   api: WriteTxnMarkers,
-  minVersion: 0,
+  minVersion: 1,
   maxVersion: 1,
   async handle(ctx, req): Promise<WriteTxnMarkersResponse> {
     const toFlush: MarkerLog[] = []

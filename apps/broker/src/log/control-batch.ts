@@ -47,7 +47,9 @@ export function encodeTxnMarkerBatch(m: { producerId: number; producerEpoch: num
  * an empty control batch as a transaction cleaned from the log.
  */
 export function readTxnMarker(batch: Buffer): { commit: boolean; coordinatorEpoch: number } | undefined {
-  const end = LOG_OVERHEAD + batch.readInt32BE(BATCH_LENGTH_AT)
+  const end = Math.min(batch.length, LOG_OVERHEAD + batch.readInt32BE(BATCH_LENGTH_AT))
+  // Markers are never compressed (Kafka writes them plain); anything else is not one.
+  if ((batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0) return undefined
   if (batch.readInt32BE(RECORD_BATCH_OVERHEAD - 4) < 1) return undefined
   // Record: length, attributes int8, timestamp delta, offset delta (varints), key length, key.
   let p = RECORD_BATCH_OVERHEAD

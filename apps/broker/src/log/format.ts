@@ -1,3 +1,5 @@
+import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, crc32c } from '@tidelog/protocol'
+
 // File layout of a partition directory, as Kafka lays it out: segments named by
 // their base offset, zero-padded to 20 digits so that names sort as offsets do.
 export const LOG_SUFFIX = '.log'
@@ -59,4 +61,22 @@ export function parsePartitionDirName(name: string): { topic: string; partition:
 /** An int64 read as a number; offsets and timestamps stay far below 2^53. */
 export function readInt64(buf: Buffer, at: number): number {
   return buf.readInt32BE(at) * 4294967296 + buf.readUInt32BE(at + 4)
+}
+
+/** Cuts a read at the end of its last whole batch. */
+export function wholeBatches(bytes: Buffer): Buffer {
+  let p = 0
+  while (bytes.length - p >= LOG_OVERHEAD) {
+    const size = LOG_OVERHEAD + bytes.readInt32BE(p + BATCH_LENGTH_AT)
+    if (size < RECORD_BATCH_OVERHEAD || size > bytes.length - p) break
+    p += size
+  }
+  return p === bytes.length ? bytes : bytes.subarray(0, p)
+}
+
+/** Rewrites a batch to LogAppendTime at `now` and recomputes its CRC (which covers both fields). */
+export function stampLogAppendTime(buf: Buffer, at: number, size: number, now: number): void {
+  buf.writeInt16BE(buf.readInt16BE(at + ATTRIBUTES_AT) | TIMESTAMP_TYPE_BIT, at + ATTRIBUTES_AT)
+  buf.writeBigInt64BE(BigInt(now), at + MAX_TIMESTAMP_AT)
+  buf.writeUInt32BE(crc32c(buf, at + ATTRIBUTES_AT, at + size), at + CRC_AT)
 }

@@ -4,7 +4,6 @@ import {
   InvalidRecordError,
   LOG_OVERHEAD,
   RECORD_BATCH_OVERHEAD,
-  crc32c,
   setBaseOffset,
   setPartitionLeaderEpoch,
 } from '@tidelog/protocol'
@@ -14,17 +13,15 @@ import { LogDirState } from './dir-failure.js'
 import { LogClosedError, OffsetOutOfRangeError } from './errors.js'
 import { type LogFileSystem, defaultFileSystem, fsyncDirAsync } from './file-system.js'
 import {
-  ATTRIBUTES_AT,
   BATCH_LENGTH_AT,
-  CRC_AT,
-  DEFAULT_INDEX_INTERVAL_BYTES,
   BASE_SEQUENCE_AT,
   LAST_OFFSET_DELTA_AT,
   MAX_TIMESTAMP_AT,
   PRODUCER_EPOCH_AT,
   PRODUCER_ID_AT,
-  TIMESTAMP_TYPE_BIT,
   readInt64,
+  stampLogAppendTime,
+  wholeBatches,
 } from './format.js'
 import { isControlAt, isTransactionalAt, encodeTxnMarkerBatch } from './control-batch.js'
 import { DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManager, type ProducerView, type TxnMarker, lastSeqOf } from './producer-state.js'
@@ -34,110 +31,21 @@ import { loadSegments } from './log-loader.js'
 import { segmentsToDelete } from './retention.js'
 import type { OpenFileLimiter } from './open-files.js'
 import { LogSegment } from './segment.js'
+import {
+  type AppendOptions,
+  type AppendResult,
+  type BatchRead,
+  type CommittedReadResult,
+  DEFAULT_LOG_CONFIG,
+  type LogConfig,
+  type PartitionLogOptions,
+  type ReadResult,
+  type RecoveryReport,
+} from './log-types.js'
 
-/** Per-partition settings (Kafka's topic-level configs of the same names). */
-export interface LogConfig {
-  segmentBytes: number
-  segmentMs: number
-  retentionMs: number
-  retentionBytes: number
-  /** fsync once this many messages are unflushed; Infinity leaves it to the page cache. */
-  flushMessages: number
-  /** fsync data older than this (checked by the owner's timer); Infinity: never. */
-  flushMs: number
-  indexIntervalBytes: number
-}
+export { DEFAULT_LOG_CONFIG }
+export type { AppendOptions, AppendResult, BatchRead, CommittedReadResult, LogConfig, PartitionLogOptions, ReadResult, RecoveryReport }
 
-export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
-  segmentBytes: 1024 * 1024 * 1024,
-  segmentMs: 7 * 24 * 60 * 60 * 1000,
-  retentionMs: 7 * 24 * 60 * 60 * 1000,
-  retentionBytes: -1,
-  flushMessages: Infinity,
-  flushMs: Infinity,
-  indexIntervalBytes: DEFAULT_INDEX_INTERVAL_BYTES,
-})
-
-export interface AppendOptions {
-  /** Written into each batch's partitionLeaderEpoch. */
-  leaderEpoch?: number
-  /**
-   * Stamp the batches with LogAppendTime (message.timestamp.type=LogAppendTime):
-   * the timestamp-type attribute and maxTimestamp are rewritten and the CRC,
-   * which covers them, recomputed, as Kafka does.
-   */
-  logAppendTime?: boolean
-  now?: number
-}
-
-export interface AppendResult {
-  baseOffset: number
-  lastOffset: number
-  /** The broker time stamped on the batches, or -1 for CreateTime. */
-  logAppendTime: number
-  logStartOffset: number
-  /** Records (offsets) appended. */
-  count: number
-  /**
-   * The batch repeats one of its idempotent producer's last five: nothing was
-   * written and the offsets are the original ones.
-   */
-  duplicate: boolean
-}
-
-export interface ReadResult {
-  /** Whole batches, starting with the one holding the requested offset; empty at the end of the log. */
-  records: Buffer
-  highWatermark: number
-  /** First offset of the earliest open transaction, else the high watermark (KIP-98). */
-  lastStableOffset: number
-  logStartOffset: number
-  logEndOffset: number
-}
-
-/** A read_committed read: only offsets below the last stable offset, with the aborted transactions they overlap. */
-export interface CommittedReadResult extends ReadResult {
-  abortedTransactions: AbortedTxn[]
-}
-
-export interface BatchRead {
-  /** The batch's bytes, exactly as stored. */
-  batch: Buffer
-  baseOffset: number
-  lastOffset: number
-  maxTimestamp: number
-}
-
-export interface RecoveryReport {
-  /** Segments re-read batch by batch. */
-  recoveredSegments: number
-  truncatedBytes: number
-  /** Segments dropped because the log no longer reached them contiguously. */
-  droppedSegments: number
-}
-
-export interface PartitionLogOptions {
-  dir: string
-  topic: string
-  partition: number
-  config?: Partial<LogConfig>
-  /** From the log-start-offset checkpoint. */
-  logStartOffset?: number
-  /** From the recovery-point checkpoint: everything below it was fsynced. */
-  recoveryPoint?: number
-  /** The data dir was shut down cleanly: trust the files, re-read nothing. */
-  clean?: boolean
-  now?: number
-  logger?: Logger
-  /** The file calls of the write side (tests inject faults here). */
-  fs?: LogFileSystem
-  /** Shared by every log of the data directory: the first write or fsync failure takes them all offline. */
-  dirState?: LogDirState
-  /** Kafka's producer.id.expiration.ms: producers idle this long are forgotten (default one day). */
-  producerIdExpirationMs?: number
-  /** Shared cap on open segment files (the data directory's --max-open-files); none when absent. */
-  files?: OpenFileLimiter
-}
 
 const EMPTY = Buffer.alloc(0)
 
@@ -536,7 +444,7 @@ export class PartitionLog {
    */
   deleteOldSegments(now = Date.now()): number {
     if (this.closed || this.dirState.offline) return 0
-    const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset)
+    const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset, this.lastStableOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)
     const doomed = this.segments.splice(0, decision.count)
@@ -685,22 +593,4 @@ export class PartitionLog {
     }
     return found
   }
-}
-
-/** Cuts a read at the end of its last whole batch. */
-function wholeBatches(bytes: Buffer): Buffer {
-  let p = 0
-  while (bytes.length - p >= LOG_OVERHEAD) {
-    const size = LOG_OVERHEAD + bytes.readInt32BE(p + BATCH_LENGTH_AT)
-    if (size < RECORD_BATCH_OVERHEAD || size > bytes.length - p) break
-    p += size
-  }
-  return p === bytes.length ? bytes : bytes.subarray(0, p)
-}
-
-/** Rewrites a batch to LogAppendTime at `now` and recomputes its CRC (which covers both fields). */
-function stampLogAppendTime(buf: Buffer, at: number, size: number, now: number): void {
-  buf.writeInt16BE(buf.readInt16BE(at + ATTRIBUTES_AT) | TIMESTAMP_TYPE_BIT, at + ATTRIBUTES_AT)
-  buf.writeBigInt64BE(BigInt(now), at + MAX_TIMESTAMP_AT)
-  buf.writeUInt32BE(crc32c(buf, at + ATTRIBUTES_AT, at + size), at + CRC_AT)
 }

@@ -26,23 +26,30 @@ export interface RetentionDecision {
  * newest timestamp is older than retention.ms (the file's modification time
  * when batches carry no timestamps), and the oldest segments while the log
  * stays at or above retention.bytes without them. An empty last segment is
- * never counted: it is where the next append goes.
+ * never counted: it is where the next append goes. Time and size never take
+ * a segment holding offsets at or past `stableOffset` (the last stable
+ * offset): Kafka bounds them by the high watermark, and a segment with the
+ * start of an open transaction stays so the transaction can still be read
+ * whole once it commits (KIP-98). DeleteRecords (the log start offset) is
+ * bounded by the high watermark alone, as in Kafka.
  */
 export function segmentsToDelete(
   segments: readonly RetentionSegment[],
   policy: RetentionPolicy,
   now: number,
   logStartOffset: number,
+  stableOffset = Infinity,
 ): RetentionDecision {
   const n = segments.length
   const deletable = (i: number): boolean => !(i === n - 1 && segments[i]!.size === 0)
+  const expirable = (i: number): boolean => deletable(i) && segments[i]!.nextOffset <= stableOffset
 
   let byStart = 0
   while (byStart < n && deletable(byStart) && segments[byStart]!.nextOffset <= logStartOffset) byStart++
 
   let byTime = 0
   if (policy.retentionMs >= 0) {
-    while (byTime < n && deletable(byTime)) {
+    while (byTime < n && expirable(byTime)) {
       const s = segments[byTime]!
       const newest = s.maxTimestamp >= 0 ? s.maxTimestamp : s.lastModified
       if (now - newest <= policy.retentionMs) break
@@ -55,7 +62,7 @@ export function segmentsToDelete(
     let total = 0
     for (const s of segments) total += s.size
     let excess = total - policy.retentionBytes
-    while (bySize < n && deletable(bySize) && excess - segments[bySize]!.size >= 0) {
+    while (bySize < n && expirable(bySize) && excess - segments[bySize]!.size >= 0) {
       excess -= segments[bySize]!.size
       bySize++
     }

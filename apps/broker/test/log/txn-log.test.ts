@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ErrorCodes, decodeRecordBatch } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
-import { PartitionLog, ProducerStateError } from '../../src/log/index.js'
+import { KafkaStorageError, PartitionLog, ProducerStateError, TXN_INDEX_ENTRY, encodeTxnMarkerBatch, readTxnMarker } from '../../src/log/index.js'
 import { makeBatch } from '../helpers/batches.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -111,6 +112,52 @@ describe('transactions in the partition log', () => {
     const ctl = makeBatch(1, { producerId: 1n, producerEpoch: 0, baseSequence: -1, isTransactional: true, isControl: true })
     expect(() => log.append(ctl)).toThrow(/appendTxnMarker/)
     expect(log.logEndOffset).toBe(0)
+    await log.close()
+  })
+
+  it('a marker wakes long polls (onAppend), and DeleteRecords past an open transaction keeps the LSO at the log start', async () => {
+    const log = open()
+    let woken = 0
+    log.onAppend = () => woken++
+    log.append(txn(7, 0)) // 0-1
+    log.append(makeBatch(2, { baseTimestamp: T })) // 2-3
+    expect(woken).toBe(2)
+    // DeleteRecords is bounded by the high watermark only, as in Kafka.
+    expect(log.deleteRecordsBefore(3)).toBe(3)
+    expect(log.lastStableOffset).toBe(3)
+    log.appendTxnMarker(marker(7, false))
+    expect(woken).toBe(3)
+    expect(log.lastStableOffset).toBe(5)
+    expect(log.abortedTransactions(3, 5)).toEqual([{ producerId: 7, firstOffset: 0, lastOffset: 4, lastStableOffset: 5 }])
+    await log.close()
+  })
+
+  it('answers KAFKA_STORAGE_ERROR for a marker once the directory is offline, and writes nothing', async () => {
+    const log = open()
+    log.append(txn(7, 0))
+    log.dirState.fail(new Error('EIO'), 'a test write')
+    expect(() => log.appendTxnMarker(marker(7, true))).toThrow(KafkaStorageError)
+    expect(log.logEndOffset).toBe(2)
+    expect(log.lastStableOffset).toBe(0)
+    await expect(log.close()).rejects.toThrow(KafkaStorageError)
+  })
+
+  it("stores aborts in Kafka's .txnindex layout, and reads its own markers back", async () => {
+    const log = open()
+    log.append(txn(0x1_0000_0001, 0)) // 0-1: a producer id above 2^32
+    log.appendTxnMarker(marker(0x1_0000_0001, false), T) // 2
+    const bytes = readFileSync(log.active.txnIndex.path)
+    expect(bytes.length).toBe(TXN_INDEX_ENTRY)
+    expect(bytes.readInt16BE(0)).toBe(0)
+    expect(bytes.readBigInt64BE(2)).toBe(0x1_0000_0001n)
+    expect(bytes.readBigInt64BE(10)).toBe(0n)
+    expect(bytes.readBigInt64BE(18)).toBe(2n)
+    expect(bytes.readBigInt64BE(26)).toBe(3n)
+    const stored = (await log.read(2, 1 << 20)).records
+    expect(readTxnMarker(stored)).toEqual({ commit: false, coordinatorEpoch: 0 })
+    expect(readTxnMarker(encodeTxnMarkerBatch({ producerId: 1, producerEpoch: 0, commit: true, coordinatorEpoch: 0x7fff_fffe }, T))).toEqual({ commit: true, coordinatorEpoch: 0x7fff_fffe })
+    // A data batch is not read as a marker.
+    expect(readTxnMarker(makeBatch(1))).toBeUndefined()
     await log.close()
   })
 })

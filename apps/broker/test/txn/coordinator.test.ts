@@ -16,6 +16,8 @@ describe('transaction coordinator over the wire', () => {
     expect(open.transactionState).toBe('Ongoing')
     expect(open.topics).toEqual([{ topic: 't', partitions: [0, 1] }])
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerId: pid, currentTxnStartOffset: 0n })
+    // Open transaction: the last stable offset stays at its first offset.
+    expect((await fetchPartition(c, 0, 1)).lastStableOffset).toBe(0n)
 
     expect((await endTxn(c, 'tx1', pid, epoch, true)).errorCode).toBe(0)
     const done = await describeTxn(c, 'tx1')
@@ -41,6 +43,10 @@ describe('transaction coordinator over the wire', () => {
     expect((await describeTxn(c, 'tx-abort')).transactionState).toBe('CompleteAbort')
     expect((await fetchPartition(c, 0)).highWatermark).toBe(3n)
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerId: pid, producerEpoch: epoch, currentTxnStartOffset: -1n })
+    // read_committed: the aborted transaction is listed, and the stable offset is past the marker.
+    const f = await fetchPartition(c, 0, 1)
+    expect(f.abortedTransactions).toEqual([{ producerId: pid, firstOffset: 0n }])
+    expect(f.lastStableOffset).toBe(3n)
   })
 
   it('KIP-890 part 1: a transactional produce to a partition not in the transaction is refused and nothing is appended', async () => {
@@ -141,6 +147,27 @@ describe('transaction coordinator over the wire', () => {
     expect((await describeTxn(c, 'tx-timeout')).producerEpoch).toBe(i.producerEpoch + 1)
     expect((await endTxn(c, 'tx-timeout', i.producerId, i.producerEpoch, true)).errorCode).toBe(ErrorCodes.PRODUCER_FENCED)
     expect((await describeProducers(c, 0)).activeProducers[0]).toMatchObject({ producerEpoch: i.producerEpoch + 1, currentTxnStartOffset: -1n })
+  })
+
+  it('TV2: a timed-out transaction is aborted with a bumped epoch; InitProducerId on an open one aborts it first', async () => {
+    const { b, c } = await start({ transactionAbortTimedOutTransactionCleanupIntervalMs: 20 })
+    const i = await init(c, 'tv2-timeout', 5, { timeoutMs: 50 })
+    expect((await produce(c, 'tv2-timeout', i.producerId, i.producerEpoch, 0, 0, { version: 12 })).errorCode).toBe(0)
+    const deadline = Date.now() + 10_000
+    while ((await describeTxn(c, 'tv2-timeout')).transactionState !== 'CompleteAbort') {
+      if (Date.now() > deadline) throw new Error('the transaction was never aborted')
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    expect((await describeTxn(c, 'tv2-timeout')).producerEpoch).toBe(i.producerEpoch + 1)
+    expect((await fetchPartition(c, 0, 1)).abortedTransactions).toEqual([{ producerId: i.producerId, firstOffset: 0n }])
+    expect((await endTxn(c, 'tv2-timeout', i.producerId, i.producerEpoch, true, 5)).errorCode).toBe(ErrorCodes.INVALID_TXN_STATE)
+
+    const j = await init(c, 'tv2-open')
+    expect((await produce(c, 'tv2-open', j.producerId, j.producerEpoch, 1, 0, { version: 12 })).errorCode).toBe(0)
+    const c2 = await connect(b)
+    expect((await init(c2, 'tv2-open')).errorCode).toBe(ErrorCodes.CONCURRENT_TRANSACTIONS)
+    expect(await init(c2, 'tv2-open')).toMatchObject({ errorCode: 0, producerEpoch: j.producerEpoch + 2 })
+    expect((await produce(c, 'tv2-open', j.producerId, j.producerEpoch, 1, 2, { version: 12 })).errorCode).toBe(ErrorCodes.INVALID_PRODUCER_EPOCH)
   })
 
   it('ListTransactions filters by state, producer id and (v1) duration; unknown state names come back', async () => {

@@ -96,6 +96,9 @@ describe('transactional offsets', () => {
     await s.close()
     const s2 = await start({}, s.dataDir)
     expect(await fetchOffset(s2.c, 'gr', true)).toMatchObject({ errorCode: ErrorCodes.UNSTABLE_OFFSET_COMMIT })
+    // The group exists through its pending offsets alone, and offset expiry keeps it.
+    const listed = await s2.c.request(ApiKeys.ListGroups, 4, { statesFilter: [] })
+    expect(listed.groups.map((g: { groupId: string }) => g.groupId)).toContain('gr')
     expect((await endTxn(s2.c, 'tx-or', pid, epoch, true)).errorCode).toBe(0)
     expect(await fetchOffset(s2.c, 'gr', false)).toMatchObject({ committedOffset: 11n, errorCode: 0 })
   })
