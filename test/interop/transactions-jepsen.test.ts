@@ -4,14 +4,14 @@
  * producers racing on one transactional id, abandoned transactions left to their timeout,
  * and the broker killed with SIGKILL twice. Checked: no aborted read, no lost committed
  * write, no duplicate, no torn transaction, read_committed never backwards, the LSO never
- * regresses, nothing hanging at the end. Against Apache Kafka 4.4 first (the checker is
+ * regresses, nothing hanging at the end (read back by Java's read_committed ConsoleConsumer). Against Apache Kafka 4.4 first (the checker is
  * known right), then tidelog-broker. The full-size run is `node --import tsx test/jepsen/run.ts`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { peerUnavailable } from '../helpers/kafka.js'
 import { kafkajsVersion, recordPeer } from '../helpers/peers.js'
 import { runChecker } from '../jepsen/txn-checker.js'
-import { createTopic, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
+import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
 
 const SEED = 20261201
 
@@ -39,13 +39,19 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
         killBroker: () => t.restart('kill'), brokerKills: 2,
       })
       console.log(`checker on ${targetName}: ${JSON.stringify({ ...result, violations: result.violations.length })}`)
+      const kinds = new Map<string, string[]>()
+      for (const v of result.violations) {
+        const kind = v.replace(/^txn \d+: |^partition \d+: /, '').replace(/\d+/g, 'N')
+        kinds.set(kind, [...(kinds.get(kind) ?? []), v])
+      }
+      for (const [kind, list] of kinds) console.log(`${list.length} x ${kind}; e.g. ${list.slice(0, 3).join(' | ')}`)
       expect(result.violations.slice(0, 30)).toEqual([])
       expect(result.transactions).toBe(2_000)
       expect(result.brokerKills).toBe(2)
       expect(result.outcomes.committed).toBeGreaterThan(1_000)
       for (const a of ['crash', 'race', 'abandon', 'abort'] as const) expect(result.actions[a], a).toBeGreaterThan(0)
       expect(result.lsoSamples).toBeGreaterThan(0)
-      for (const u of [...t.peers(), { peer: 'kafkajs' as const, version: kafkajsVersion() }]) recordPeer(u.peer, u.version)
+      for (const u of [...t.peers(), { peer: 'kafkajs' as const, version: kafkajsVersion() }, await javaToolsUse()]) recordPeer(u.peer, u.version)
     }, 900_000)
   })
 }

@@ -5,8 +5,8 @@
  * producer on the same transactional id, or abandon the transaction to its timeout, while
  * the broker is killed with SIGKILL. Every transaction's outcome is recorded as the client
  * saw it (committed, aborted, or unknown when the broker went away under it). A monitor
- * samples each partition's last stable offset meanwhile. At the end a read_committed
- * kafkajs consumer reads everything, and the history is checked:
+ * samples each partition's last stable offset meanwhile. At the end Java's read_committed
+ * ConsoleConsumer (the reference client) reads everything, and the history is checked:
  *
  * - no aborted read: no record of an aborted transaction is delivered;
  * - no lost committed write: every record of a committed transaction is delivered;
@@ -19,6 +19,7 @@
  */
 import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs'
 import { ApiKeys } from '@tidelog/protocol'
+import { javaTool } from '../helpers/kafka.js'
 import { RawClient } from '../helpers/raw-client.js'
 
 export interface CheckerOptions {
@@ -80,6 +81,7 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
   const kafka = new Kafka({ brokers: [o.bootstrap], clientId: 'txn-checker', logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 3_000 } })
   const parts = new Map<number, number>() // txn -> number of partitions written
   const outcome = new Map<number, Outcome>()
+  const actionOf = new Map<number, Action>()
   const actions: Record<Action, number> = { commit: 0, abort: 0, crash: 0, race: 0, abandon: 0 }
   const violations: string[] = []
   const abandonTimeoutMs = o.abandonTimeoutMs ?? 3_000
@@ -107,6 +109,7 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
       const n = next++
       const action = pickAction(rand())
       actions[action]++
+      actionOf.set(n, action)
       let txn: Transaction | undefined
       try {
         if (action === 'abandon') {
@@ -130,12 +133,15 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
           // The process dies mid-transaction: its successor's InitProducerId aborts it.
           leftOpen.push(producer)
           producer = await newProducer(id)
+          await (await producer.transaction()).abort()
           outcome.set(n, 'aborted')
         } else {
           // A second producer takes the same transactional id while this one is mid-transaction
           // (KIP-98 zombie fencing): the open transaction is aborted and the old producer's
           // commit must fail.
+          // kafkajs asks for its producer id on the first transaction(), not on connect().
           const rival = await newProducer(id)
+          await (await rival.transaction()).abort()
           let committed = false
           try {
             await txn.commit()
@@ -236,38 +242,54 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
     await sleep(500)
   }
   for (const p of leftOpen) await p.disconnect().catch(() => {})
+  // Every partition's LSO must reach its high watermark: an open transaction the coordinator
+  // no longer tracks (hanging) would hold it back forever.
+  const ends = async (isolationLevel: number) => {
+    const c = await RawClient.connect(host, port)
+    try {
+      const { body } = await c.request(ApiKeys.ListOffsets, 7, {
+        replicaId: -1,
+        isolationLevel,
+        topics: [{ name: o.topic, partitions: [...Array(o.partitions).keys()].map((partitionIndex) => ({ partitionIndex, currentLeaderEpoch: -1, timestamp: -1n })) }],
+      })
+      return (body.topics[0].partitions as { offset: bigint }[]).map((p) => p.offset)
+    } finally {
+      c.close()
+    }
+  }
+  const stableDeadline = Date.now() + 60_000
+  for (;;) {
+    const [hw, stable] = [await ends(0), await ends(1)]
+    const stuck = hw.map((h, p) => [p, stable[p]!, h] as const).filter(([, l, h]) => l < h)
+    if (stuck.length === 0) break
+    if (Date.now() > stableDeadline) {
+      for (const [p, l, h] of stuck) violations.push(`partition ${p}: LSO ${l} stays below the high watermark ${h} (a hanging transaction)`)
+      break
+    }
+    await sleep(500)
+  }
   monitoring = false
   await monitor
 
-  // Read everything back, read_committed.
-  const committedRecords = [...outcome].filter(([, v]) => v === 'committed').reduce((s, [n]) => s + parts.get(n)!, 0)
+  // Read everything back with the reference client: Java's ConsoleConsumer, read_committed.
   const delivered = new Map<string, number>()
   const lastOffset = new Array<bigint>(o.partitions).fill(-1n)
   let read = 0
-  const consumer = kafka.consumer({ groupId: `checker-reader-${o.seed}-${Date.now()}`, readUncommitted: false, maxWaitTimeInMs: 200 })
-  await consumer.connect()
-  await consumer.subscribe({ topic: o.topic, fromBeginning: true })
-  await consumer.run({
-    eachMessage: async ({ partition, message }) => {
-      const offset = BigInt(message.offset)
-      if (offset <= lastOffset[partition]!) violations.push(`partition ${partition}: read_committed went back from ${lastOffset[partition]} to ${offset}`)
-      lastOffset[partition] = offset
-      const key = `${message.value!.toString()}@${partition}`
-      delivered.set(key, (delivered.get(key) ?? 0) + 1)
-      read++
-    },
-  })
-  // Until everything committed has arrived (or it never will), then until the LSO is reached.
-  const readDeadline = Date.now() + 120_000
-  const countCommitted = () =>
-    [...delivered.keys()].filter((k) => outcome.get(Number(k.split(':')[0])) === 'committed').length
-  while (countCommitted() < committedRecords && Date.now() < readDeadline) await sleep(100)
-  const stable = Date.now() + 3_000
-  while (Date.now() < stable && Date.now() < readDeadline) {
-    if (lso.every((end, p) => lastOffset[p]! >= end - 1n || end <= 0n)) break
-    await sleep(100)
+  const { stdout } = await javaTool('org.apache.kafka.tools.consumer.ConsoleConsumer', [
+    '--bootstrap-server', o.bootstrap, '--topic', o.topic, '--from-beginning', '--isolation-level', 'read_committed',
+    '--timeout-ms', '15000', '--property', 'print.partition=true', '--property', 'print.offset=true',
+  ], { timeoutMs: 600_000 })
+  for (const line of stdout.split('\n')) {
+    const m = /^Partition:(\d+)\tOffset:(\d+)\t(.*)$/.exec(line)
+    if (!m) continue
+    const partition = Number(m[1])
+    const offset = BigInt(m[2]!)
+    if (offset <= lastOffset[partition]!) violations.push(`partition ${partition}: read_committed went back from ${lastOffset[partition]} to ${offset}`)
+    lastOffset[partition] = offset
+    const key = `${m[3]}@${partition}`
+    delivered.set(key, (delivered.get(key) ?? 0) + 1)
+    read++
   }
-  await consumer.disconnect()
 
   const byTxn = new Map<number, Set<number>>()
   for (const [key, times] of delivered) {
@@ -280,8 +302,8 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
   for (const [n, out] of outcome) {
     const got = byTxn.get(n)?.size ?? 0
     const want = parts.get(n) ?? 0
-    if (out === 'aborted' && got > 0) violations.push(`aborted read: txn ${n} (aborted) read on ${got} of ${want} partitions`)
-    if (out === 'committed' && got < want) violations.push(`lost write: txn ${n} (committed) read on ${got} of ${want} partitions`)
+    if (out === 'aborted' && got > 0) violations.push(`aborted read: txn ${n} (${actionOf.get(n)}, aborted) read on ${got} of ${want} partitions`)
+    if (out === 'committed' && got < want) violations.push(`lost write: txn ${n} (${actionOf.get(n)}, committed) read on ${got} of ${want} partitions`)
     if (out === 'unknown' && got > 0 && got < want) violations.push(`torn transaction: txn ${n} read on ${got} of ${want} partitions`)
   }
   for (const n of byTxn.keys()) if (!outcome.has(n)) violations.push(`txn ${n} read but never written`)
