@@ -3,7 +3,7 @@
  * transaction size in test/interop/transactions-jepsen.test.ts):
  *
  *   node --import tsx test/jepsen/run.ts [--target kafka|tidelog] [--transactions 10000]
- *        [--partitions 6] [--writers 4] [--kills 4] [--seed N]
+ *        [--partitions 6] [--writers 4] [--kills 4] [--restart kill|clean] [--seed N]
  *
  * Prints the run's counts and every violation; exits 1 when there is one.
  */
@@ -18,10 +18,13 @@ const { values } = parseArgs({
     partitions: { type: 'string', default: '6' },
     writers: { type: 'string', default: '4' },
     kills: { type: 'string', default: '4' },
+    restart: { type: 'string', default: 'kill' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
   },
 })
 if (values.target !== 'kafka' && values.target !== 'tidelog') throw new Error('--target is kafka or tidelog')
+if (values.restart !== 'kill' && values.restart !== 'clean') throw new Error('--restart is kill or clean')
+const restart = values.restart
 const target = await startTarget(values.target === 'kafka' ? 'Apache Kafka' : 'tidelog')
 try {
   const partitions = Number(values.partitions)
@@ -33,7 +36,7 @@ try {
     transactions: Number(values.transactions),
     writers: Number(values.writers),
     seed: Number(values.seed),
-    killBroker: () => target.restart('kill'),
+    killBroker: () => target.restart(restart),
     brokerKills: Number(values.kills),
     log: (l) => console.error(l),
   })
