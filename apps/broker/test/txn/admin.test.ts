@@ -20,6 +20,10 @@ describe('transaction admin APIs', () => {
     ])
     expect((await describeProducers(c, 0)).activeProducers[0].currentTxnStartOffset).toBe(-1n)
     expect((await fetchPartition(c, 0)).highWatermark).toBe(3n)
+    // read_committed drops the aborted records (the aborted list names them) and is stable past the marker.
+    const committed = await fetchPartition(c, 0, 1)
+    expect(committed.abortedTransactions).toEqual([{ producerId: pid, firstOffset: 0n }])
+    expect(committed.lastStableOffset).toBe(3n)
   })
 
   it('DescribeProducers of an unknown partition names it; an idempotent producer shows no transaction', async () => {
