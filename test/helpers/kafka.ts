@@ -421,3 +421,28 @@ export function peerUnavailable(peer: string, reason: unknown): never | string {
   if (process.env.CI === 'true') throw new Error(why)
   return why
 }
+
+/**
+ * Starts one of Kafka's Java main classes as a long-running child (a copier, a producer to be
+ * killed mid-transaction), with the same JVM settings as javaTool(); the caller reads its
+ * output and ends it.
+ */
+export async function spawnJavaTool(mainClass: string, args: string[], opts: { version?: string; classpath?: string[] } = {}): Promise<ChildProcess> {
+  const libs = await fetchKafka(opts.version ?? KAFKA_VERSIONS.latest)
+  const cp = [...(opts.classpath ?? []), `${libs}/*`].join(':')
+  if (!existsSync(TOOL_LOG4J)) writeFileSync(TOOL_LOG4J, LOG4J)
+  return spawn(
+    javaBin(),
+    ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${TOOL_LOG4J}`, '-cp', cp, mainClass, ...args],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  )
+}
+
+/** Compiles Java sources from the test tree against Kafka's jars (javac 17) into a fresh folder; returns it, for spawnJavaTool's classpath. */
+export async function compileJava(sources: string[], opts: { version?: string } = {}): Promise<string> {
+  const libs = await fetchKafka(opts.version ?? KAFKA_VERSIONS.latest)
+  const out = mkdtempSync(join(tmpdir(), 'tidelog-javac-'))
+  const javac = process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'javac') : 'javac'
+  await run(javac, ['-nowarn', '-cp', `${libs}/*`, '-d', out, ...sources], { maxBuffer: 16 * 1024 * 1024, timeout: 120_000 })
+  return out
+}

@@ -28,7 +28,7 @@ const repoRoot = join(here, '..', '..')
  * broker presents as"; pinned by test/broker-release-coherence.test.ts). librdkafka's
  * tests skip or adapt by TEST_KAFKA_VERSION, so it must match what ApiVersions says.
  */
-const TIDELOG_PRESENTS_AS = '3.9.0'
+const TIDELOG_PRESENTS_AS = '4.0.0'
 
 /** librdkafka's test clusters (tests/scenarios/default.json): auto-create on, 4 partitions. */
 const NUM_PARTITIONS = 4

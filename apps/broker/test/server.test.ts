@@ -53,7 +53,7 @@ describe('ApiVersions', () => {
       const byKey = new Map<number, [number, number]>(r.apiKeys.map((k: any) => [k.apiKey, [k.minVersion, k.maxVersion]]))
       expect(byKey.get(ApiKeys.Produce)).toEqual([0, 12])
       expect(byKey.get(ApiKeys.Fetch)).toEqual([4, 17])
-      expect(byKey.get(ApiKeys.ListOffsets)).toEqual([1, 9])
+      expect(byKey.get(ApiKeys.ListOffsets)).toEqual([1, 10])
       expect(byKey.get(ApiKeys.Metadata)).toEqual([0, 12])
       expect(byKey.get(ApiKeys.ApiVersions)).toEqual([0, 4])
     }

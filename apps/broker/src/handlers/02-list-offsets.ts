@@ -112,16 +112,17 @@ async function lookupUnbounded(
 }
 
 /**
- * ListOffsets 1-9: earliest, latest, by timestamp (the first record at or after
+ * ListOffsets 1-10: earliest, latest, by timestamp (the first record at or after
  * it, found from the time index and then inside the batch), max timestamp
  * (v7+, KIP-734), earliest-local (v8+) and latest-tiered (v9+, never any).
  * With isolation level read_committed (v2+), latest is the last stable offset
- * and lookups find only offsets below it (KIP-98).
+ * and lookups find only offsets below it (KIP-98). v10's timeout (KIP-1075) bounds
+ * remote-storage lookups; with no tiered storage every answer is immediate.
  */
 export const listOffsetsHandler = defineHandler({
   api: ListOffsets,
   minVersion: 1,
-  maxVersion: 9,
+  maxVersion: 10,
   async handle(ctx, req: ListOffsetsRequest): Promise<ListOffsetsResponse> {
     const broker = ctx.broker
     const readCommitted = (req.isolationLevel ?? 0) === READ_COMMITTED
