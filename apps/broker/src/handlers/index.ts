@@ -43,10 +43,10 @@ import type { ApiHandler } from './types.js'
 export type { ApiHandler, RequestContext } from './types.js'
 
 /**
- * The broker presents itself as Apache Kafka 3.9: each API is capped at 3.9's
- * maximum version, so clients that infer the broker's release from these
- * ranges (kafka-python, librdkafka) switch features on as for 3.9. Minimums
- * follow Kafka 4.0 (KIP-896), which dropped the oldest versions.
+ * The broker presents itself as Apache Kafka 4.0: each API tops out at 4.0's maximum version
+ * (or below it where a test lists why), so clients that infer the broker's release from these
+ * ranges (kafka-python, librdkafka) switch features on as for 4.0. Minimums follow KIP-896.
+ * test/broker-release-coherence.test.ts checks this against 4.0.2's captured answer.
  */
 export function createRegistry(): ReadonlyMap<number, ApiHandler> {
   const registry = new Map<number, ApiHandler>()
