@@ -3,9 +3,13 @@
  * (transaction.version 2, KIP-890) and 3.9.1 (version 1). Commit, abort, transaction(),
  * fencing by a second producer with the same transactionalId, the coordinator's timeout
  * abort, and the exactly-once copier killed and restarted; every result checked by Kafka's own
- * Java consumer with isolation.level=read_committed and by ours.
+ * Java consumer with isolation.level=read_committed and by ours. The same tests run against the
+ * tidelog broker (in-process, transaction version 2), checked by the same Java consumer.
  */
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startBroker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import * as consumerPkg from '@tidelog/consumer'
 import { Consumer, type Message } from '@tidelog/consumer'
@@ -14,7 +18,7 @@ import { ProducerFencedError, Producer, TransactionAbortableError } from '@tidel
 import { ProtocolError } from '@tidelog/protocol'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCopier } from '../helpers/eos-copier.js'
-import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { KAFKA_VERSIONS, javaClientVersion, javaTool, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, recordPeer, recordsPeers } from '../helpers/peers.js'
 
 const PARTITIONS = 3
@@ -78,14 +82,43 @@ async function runReadmeExample(bootstrap: string): Promise<unknown[][]> {
 
 const flat = (m: Map<number, string[]>): string[] => [...m.values()].flat().sort()
 
-for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previous, 1]] as const) describe(`transactional producer against Apache Kafka ${version} (TV${tv})`, () => {
+/** The tidelog broker in-process, shaped as the KafkaNode the tests use (bootstrap, its Java tools). */
+async function startTidelog(): Promise<KafkaNode> {
+  const dir = mkdtempSync(join(tmpdir(), 'tidelog-txn-'))
+  const broker = await startBroker({ port: 0, dataDir: dir, numPartitions: PARTITIONS, transactionAbortTimedOutTransactionCleanupIntervalMs: 500 })
+  const bootstrap = `127.0.0.1:${broker.port}`
+  return {
+    version: 'tidelog',
+    runtimeVersion: await javaClientVersion(),
+    host: '127.0.0.1',
+    port: broker.port,
+    bootstrap,
+    dir,
+    listeners: { PLAINTEXT: broker.port },
+    async stop() {
+      await broker.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+    java: (mainClass, args, opts) => javaTool(mainClass, args, { ...(opts?.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(opts?.input !== undefined ? { input: opts.input } : {}) }),
+  }
+}
+
+const TARGETS = [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previous, 1], ['tidelog', 2]] as const
+for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transactional producer against the tidelog broker (TV${tv})` : `transactional producer against Apache Kafka ${version} (TV${tv})`, () => {
   let kafka: KafkaNode | undefined
   let skip: string | undefined
   let brokers: string[]
   let admin: Admin
-  recordsPeers(() => kafkaUse(kafka))
+  // The tidelog run records only the Java consumer that checks it (readJava), not Apache Kafka.
+  recordsPeers(() => (version === 'tidelog' ? undefined : kafkaUse(kafka)))
 
   beforeAll(async () => {
+    if (version === 'tidelog') {
+      kafka = await startTidelog()
+      brokers = [kafka.bootstrap]
+      admin = new Admin({ brokers })
+      return
+    }
     try {
       kafka = await startKafka({
         version,
@@ -189,7 +222,7 @@ for (const [version, tv] of [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previou
     } finally {
       await p.close()
     }
-    console.log(`Kafka ${version}: commit after the timeout failed with ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`)
+    console.log(`${version}: commit after the timeout failed with ${(err as Error)?.constructor?.name}: ${(err as Error)?.message}`)
     // Java's EndTxn handler: each of these ends the transaction without a commit.
     expect(err).toBeInstanceOf(ProtocolError)
     expect(['PRODUCER_FENCED', 'INVALID_TXN_STATE', 'TRANSACTION_ABORTABLE']).toContain((err as ProtocolError).type)
