@@ -117,6 +117,7 @@ export class AclStore {
    */
   async add(bindings: readonly AclBinding[]): Promise<void> {
     const added = bindings.filter((b) => !this.bindings.has(bindingKey(b)))
+    if (added.length === 0) return
     for (const b of added) this.bindings.set(bindingKey(b), b)
     await this.durably(() => {
       for (const b of added) this.bindings.delete(bindingKey(b))
@@ -130,6 +131,7 @@ export class AclStore {
       for (const b of hit) this.bindings.delete(bindingKey(b))
       return hit
     })
+    if (removed.every((r) => r.length === 0)) return removed
     await this.durably(() => {
       for (const b of removed.flat()) this.bindings.set(bindingKey(b), b)
     })
