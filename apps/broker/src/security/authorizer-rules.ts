@@ -271,6 +271,11 @@ export const RULES: Record<number, ((g: Gate, req: any) => Verdict) | null> = {
     return { request: v.request, finish: (res) => hide(v.finish?.(res) ?? res) }
   },
   [ApiKeys.ListTransactions]: (g, req) => ({ request: req, finish: Gate.filter('transactionStates', (s) => g.can(Op.DESCRIBE, R.TRANSACTIONAL_ID, s.transactionalId)) }),
+  // Not served yet; their rules are here so a handler added later is checked from its first day.
+  [ApiKeys.AlterPartitionReassignments]: clusterOnly(Op.ALTER),
+  [ApiKeys.ListPartitionReassignments]: clusterOnly(Op.DESCRIBE),
+  [ApiKeys.DescribeClientQuotas]: clusterOnly(Op.DESCRIBE_CONFIGS),
+  [ApiKeys.AlterClientQuotas]: clusterOnly(Op.ALTER_CONFIGS),
   [ApiKeys.DescribeAcls]: clusterOnly(Op.DESCRIBE),
   [ApiKeys.CreateAcls]: clusterOnly(Op.ALTER),
   [ApiKeys.DeleteAcls]: clusterOnly(Op.ALTER),
