@@ -186,6 +186,37 @@ describe('per-API rules over a socket', () => {
     expect(codes).toEqual({ seen: ErrorCodes.NONE, hidden: ErrorCodes.TOPIC_AUTHORIZATION_FAILED })
   })
 
+  it('OffsetFetch v8 checks each group, then each topic of an allowed group', async () => {
+    const res = await alice.request(ApiKeys.OffsetFetch, 8, {
+      groups: ['g', 'other'].map((groupId) => ({ groupId, topics: ['seen', 'hidden'].map((name) => ({ name, partitionIndexes: [0] })) })),
+      requireStable: false,
+    })
+    const byGroup = Object.fromEntries(res.groups.map((g: { groupId: string; errorCode: number; topics: { name: string; partitions: { errorCode: number }[] }[] }) => [g.groupId, [g.errorCode, Object.fromEntries(g.topics.map((t) => [t.name, t.partitions[0]!.errorCode]))]]))
+    expect(byGroup).toEqual({
+      g: [ErrorCodes.NONE, { seen: ErrorCodes.NONE, hidden: ErrorCodes.TOPIC_AUTHORIZATION_FAILED }],
+      other: [ErrorCodes.GROUP_AUTHORIZATION_FAILED, {}],
+    })
+  })
+
+  it('DescribeGroups and DescribeCluster report the authorized operations the ACLs give (KIP-430)', async () => {
+    const groups = await alice.request(ApiKeys.DescribeGroups, 5, { groups: ['g', 'other'], includeAuthorizedOperations: true })
+    const ops = Object.fromEntries(groups.groups.map((g: { groupId: string; errorCode: number; authorizedOperations: number }) => [g.groupId, [g.errorCode, g.authorizedOperations]]))
+    expect(ops.g).toEqual([ErrorCodes.NONE, 1 << Op.DESCRIBE])
+    expect(ops.other[0]).toBe(ErrorCodes.GROUP_AUTHORIZATION_FAILED)
+    const mine = await alice.request(ApiKeys.DescribeCluster, 1, { includeClusterAuthorizedOperations: true, endpointType: 1 })
+    expect(mine.clusterAuthorizedOperations).toBe(0)
+    const all = await admin.request(ApiKeys.DescribeCluster, 1, { includeClusterAuthorizedOperations: true, endpointType: 1 })
+    const clusterOps = [Op.CREATE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE, Op.ALTER, Op.DESCRIBE]
+    expect(all.clusterAuthorizedOperations).toBe(clusterOps.reduce((bits, op) => bits | (1 << op), 0))
+  })
+
+  it('transactions: AddPartitionsToTxn and EndTxn need WRITE on the transactional id', async () => {
+    const add = await alice.request(ApiKeys.AddPartitionsToTxn, 3, { v3AndBelowTransactionalId: 'tx', v3AndBelowProducerId: 1n, v3AndBelowProducerEpoch: 0, v3AndBelowTopics: [{ name: 'seen', partitions: [0] }] })
+    expect(add.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode).toBe(ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    const end = await alice.request(ApiKeys.EndTxn, 4, { transactionalId: 'tx', producerId: 1n, producerEpoch: 0, committed: true })
+    expect(end.errorCode).toBe(ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+  })
+
   it('the ACL APIs need the cluster: alice gets CLUSTER_AUTHORIZATION_FAILED', async () => {
     const res = await alice.request(ApiKeys.DescribeAcls, 3, { resourceTypeFilter: R.ANY, resourceNameFilter: null, patternTypeFilter: PT.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: P.ANY })
     expect(res.errorCode).toBe(ErrorCodes.CLUSTER_AUTHORIZATION_FAILED)

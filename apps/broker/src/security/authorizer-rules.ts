@@ -5,7 +5,7 @@ import { normalizeAddress } from '../limits.js'
 import { AclOperation as Op, CLUSTER_NAME, ResourceType as R } from './acl.js'
 import type { Requester, StandardAuthorizer } from './authorizer.js'
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- each rule reads its own API's request shape */
+// Rules read each API's own request and response shapes, hence `any` at this one boundary.
 
 /** What a rule decides: serve `request` (a subset of what was asked) and patch the answer, or answer `response` without serving. */
 export type Verdict = { request: any; finish?: (res: any) => any } | { response: any }
