@@ -15,7 +15,7 @@ import type { AclStore } from '../src/security/acl-store.js'
 import { StandardAuthorizer } from '../src/security/authorizer.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
-import { login } from './security/helpers.js'
+import { captureLogger, login } from './security/helpers.js'
 
 const acl = (o: Partial<AclBinding>): AclBinding => ({
   resourceType: R.TOPIC,
@@ -100,6 +100,7 @@ describe('per-API rules over a socket', () => {
   let admin: RawClient
   let alice: RawClient
   let dir: string
+  const log = captureLogger()
 
   beforeAll(async () => {
     // Not tempDir(): that one is removed after each test, and this broker lives for the block.
@@ -113,6 +114,7 @@ describe('per-API rules over a socket', () => {
       authorizerClassName: 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
       superUsers: 'User:admin',
       autoCreateTopics: true,
+      logger: log.logger,
     })
     admin = await RawClient.connect(broker.port)
     expect((await login(admin, 'PLAIN', 'admin', 'a')).errorCode).toBe(0)
@@ -155,6 +157,8 @@ describe('per-API rules over a socket', () => {
     expect(codes).toEqual({ g: ErrorCodes.NONE, other: ErrorCodes.GROUP_AUTHORIZATION_FAILED })
     const txn = await alice.request(ApiKeys.FindCoordinator, 4, { keyType: 1, coordinatorKeys: ['tx'] })
     expect(txn.coordinators[0].errorCode).toBe(ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    // The denial is logged as Kafka's authorizer logger words it, naming what is missing.
+    expect(log.lines.some((l) => l.includes('Principal = User:alice is Denied operation = DESCRIBE from host = 127.0.0.1 on resource = TRANSACTIONAL_ID:tx'))).toBe(true)
   })
 
   it('InitProducerId: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for a transactional id, CLUSTER_AUTHORIZATION_FAILED without WRITE anywhere', async () => {

@@ -2,7 +2,7 @@ import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
 import type { ApiHandler, RequestContext } from '../handlers/types.js'
 import { normalizeAddress } from '../limits.js'
-import { AclOperation as Op, CLUSTER_NAME, ResourceType as R } from './acl.js'
+import { AclOperation as Op, CLUSTER_NAME, ResourceType as R, operationName, resourceTypeName } from './acl.js'
 import type { Requester, StandardAuthorizer } from './authorizer.js'
 
 // Rules read each API's own request and response shapes, hence `any` at this one boundary.
@@ -21,7 +21,12 @@ export class Gate {
   ) {}
 
   can(op: number, type: number, name: string): boolean {
-    return this.authorizer.authorize(this.who, op, type, name)
+    const allowed = this.authorizer.authorize(this.who, op, type, name)
+    // Kafka's kafka.authorizer.logger line, so a refusal can be traced to the missing ACL.
+    if (!allowed) {
+      this.broker.logger.debug(`Principal = ${this.who.principal} is Denied operation = ${operationName(op)} from host = ${this.who.host} on resource = ${resourceTypeName(type)}:${name}`)
+    }
+    return allowed
   }
 
   cluster(op: number): boolean {
