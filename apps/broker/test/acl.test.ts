@@ -221,6 +221,21 @@ describe('per-API rules over a socket', () => {
     expect(end.errorCode).toBe(ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
   })
 
+  it('CreateTopics: CREATE on the topic is enough to create it; its configs come back only with DESCRIBE_CONFIGS', async () => {
+    const grant = await admin.request(ApiKeys.CreateAcls, 3, {
+      creations: [{ resourceType: R.TOPIC, resourceName: 'alice-made', resourcePatternType: PT.LITERAL, principal: 'User:alice', host: '*', operation: Op.CREATE, permissionType: P.ALLOW }],
+    })
+    expect(grant.results[0].errorCode).toBe(0)
+    const res = await alice.request(ApiKeys.CreateTopics, 7, {
+      topics: ['alice-made', 'not-hers'].map((name) => ({ name, numPartitions: 1, replicationFactor: -1, assignments: [], configs: [] })),
+      timeoutMs: 5000,
+      validateOnly: false,
+    })
+    const byName = Object.fromEntries(res.topics.map((t: { name: string; errorCode: number; topicConfigErrorCode: number; configs: unknown }) => [t.name, [t.errorCode, t.topicConfigErrorCode, t.configs]]))
+    expect(byName['alice-made']).toEqual([ErrorCodes.NONE, ErrorCodes.TOPIC_AUTHORIZATION_FAILED, null])
+    expect(byName['not-hers']![0]).toBe(ErrorCodes.TOPIC_AUTHORIZATION_FAILED)
+  })
+
   it('the ACL APIs need the cluster: alice gets CLUSTER_AUTHORIZATION_FAILED', async () => {
     const res = await alice.request(ApiKeys.DescribeAcls, 3, { resourceTypeFilter: R.ANY, resourceNameFilter: null, patternTypeFilter: PT.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: P.ANY })
     expect(res.errorCode).toBe(ErrorCodes.CLUSTER_AUTHORIZATION_FAILED)
@@ -229,6 +244,10 @@ describe('per-API rules over a socket', () => {
   })
 
   it('bad ACL input gets INVALID_REQUEST per item and changes nothing; the broker keeps serving', async () => {
+    const everything = { resourceTypeFilter: R.ANY, resourceNameFilter: null, patternTypeFilter: PT.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: P.ANY }
+    const count = async () => (await admin.request(ApiKeys.DescribeAcls, 3, everything)).resources.flatMap((r: { acls: unknown[] }) => r.acls).length
+    const before = await count()
+    expect(before).toBeGreaterThan(0)
     const res = await admin.request(ApiKeys.CreateAcls, 3, {
       creations: [
         { resourceType: 99, resourceName: 'x', resourcePatternType: PT.LITERAL, principal: 'User:a', host: '*', operation: Op.READ, permissionType: P.ALLOW },
@@ -240,8 +259,7 @@ describe('per-API rules over a socket', () => {
     expect(res.results.map((r: { errorCode: number }) => r.errorCode)).toEqual(Array(4).fill(ErrorCodes.INVALID_REQUEST))
     const unknown = await admin.request(ApiKeys.DescribeAcls, 3, { resourceTypeFilter: 0, resourceNameFilter: null, patternTypeFilter: PT.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: P.ANY })
     expect(unknown.errorCode).toBe(ErrorCodes.INVALID_REQUEST)
-    const listed = await admin.request(ApiKeys.DescribeAcls, 3, { resourceTypeFilter: R.ANY, resourceNameFilter: null, patternTypeFilter: PT.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: P.ANY })
-    expect(listed.resources.flatMap((r: { acls: unknown[] }) => r.acls)).toHaveLength(2)
+    expect(await count()).toBe(before)
   })
 })
 

@@ -227,7 +227,14 @@ export const RULES: Record<number, ((g: Gate, req: any) => Verdict) | null> = {
   },
   // DESCRIBE on the cluster lists every group; otherwise the groups one may describe.
   [ApiKeys.ListGroups]: (g, req) => (g.cluster(Op.DESCRIBE) ? pass(req) : { request: req, finish: Gate.filter('groups', (grp) => g.can(Op.DESCRIBE, R.GROUP, grp.groupId)) }),
-  [ApiKeys.CreateTopics]: (g, req) => (g.cluster(Op.CREATE) ? pass(req) : g.split(req, 'topics', 'topics', (t) => (g.can(Op.CREATE, R.TOPIC, t.name) ? undefined : ErrorCodes.TOPIC_AUTHORIZATION_FAILED))),
+  [ApiKeys.CreateTopics]: (g, req) => {
+    const v = g.cluster(Op.CREATE) ? pass(req) : g.split(req, 'topics', 'topics', (t) => (g.can(Op.CREATE, R.TOPIC, t.name) ? undefined : ErrorCodes.TOPIC_AUTHORIZATION_FAILED))
+    if ('response' in v || g.version < 5) return v
+    // v5+ answers with the topic's configs only to those who may DESCRIBE_CONFIGS it (ReplicationControlManager).
+    const hideConfigs = (t: any) =>
+      t.errorCode !== ErrorCodes.NONE || g.can(Op.DESCRIBE_CONFIGS, R.TOPIC, t.name) ? t : { ...t, configs: null, topicConfigErrorCode: ErrorCodes.TOPIC_AUTHORIZATION_FAILED }
+    return { request: v.request, finish: (res) => { const r = v.finish?.(res) ?? res; return { ...r, topics: (r.topics as any[]).map(hideConfigs) } } }
+  },
   [ApiKeys.DeleteTopics]: (g, req) => (g.version >= 6 ? g.split(req, 'topics', 'responses', g.topic(Op.DELETE)) : g.split(req, 'topicNames', 'responses', (name: string) => g.topic(Op.DELETE)({ name }))),
   [ApiKeys.DeleteRecords]: (g, req) => g.split(req, 'topics', 'topics', g.topic(Op.DELETE)),
   [ApiKeys.InitProducerId]: (g, req) => {
