@@ -122,6 +122,20 @@ describe('ACLs on the tidelog broker', () => {
     expect((await p.send({ topic: 'orders', value: 'allowed again' })).offset).toBe(2n)
   })
 
+  it('a transactional producer needs WRITE on its transactional id, and READ on the group its offsets go to', async () => {
+    const refused = as(new Producer({ ...login('alice'), transactionalId: 'alice-tx' }))
+    expect(await refusal(refused.initTransactions())).toBe('TRANSACTIONAL_ID_AUTHORIZATION_FAILED')
+    await admin.createAcls([{ resourceType: 'TRANSACTIONAL_ID', resourceName: 'alice-tx', principal: 'User:alice', operation: 'WRITE', permission: 'ALLOW' }])
+    const p = as(new Producer({ ...login('alice'), transactionalId: 'alice-tx' }))
+    await p.initTransactions()
+    p.beginTransaction()
+    expect((await p.send({ topic: 'orders', value: 'in a transaction' })).offset).toBe(3n)
+    await p.sendOffsetsToTransaction([{ topic: 'orders', partition: 0, offset: 3n }], { groupId: 'alice-tx-group', generationId: -1, memberId: '', groupInstanceId: null })
+    await p.commitTransaction()
+    const c = as(new Consumer({ ...login('alice'), groupId: 'alice-tx-group' }))
+    expect((await c.committed([{ topic: 'orders', partition: 0 }]))[0]!.offset).toBe(3n)
+  })
+
   it('refuses a malformed ACL with INVALID_REQUEST and stores the valid ones of the same request', async () => {
     const e = await admin
       .createAcls([
