@@ -44,7 +44,11 @@ async function startTidelog(workDir: string): Promise<Target> {
   if (!existsSync(main)) throw new LibrdkafkaHarnessError(`${main} is missing: run npx turbo run build --filter=@tidelog/broker... first`)
   const proc: ChildProcess = spawn(
     process.execPath,
-    [main, '--port', '0', '--data-dir', join(workDir, 'data'), '--num-partitions', String(NUM_PARTITIONS), '--auto-create-topics', 'true', '--log-level', 'warn'],
+    [
+      main, '--port', '0', '--data-dir', join(workDir, 'data'), '--num-partitions', String(NUM_PARTITIONS), '--auto-create-topics', 'true', '--log-level', 'warn',
+      // The authorizer Apache Kafka runs with below, for 0109 / 0115 / 0119's deny ACLs.
+      '--authorizer-class-name', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', '--allow-everyone-if-no-acl-found', 'true',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
   let stderr = ''

@@ -14,6 +14,8 @@ import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
 import { SecurityManager } from './security/manager.js'
+import { AclStore } from './security/acl-store.js'
+import { StandardAuthorizer } from './security/authorizer.js'
 import { TlsContextProvider } from './security/tls.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
 import { TransactionCoordinator } from './txn/coordinator.js'
@@ -177,7 +179,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       : undefined
     server = new KafkaServer({
       broker: context,
-      registry: createRegistry(),
+      registry: createRegistry(config.authorizerClassName === undefined ? {} : { authorizer: new StandardAuthorizer(new AclStore(dataDir, logs), config) }),
       maxRequestBytes: config.maxRequestBytes,
       logger,
       listeners: listenerSpecs,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { ACCEPTED_AUTHORIZERS, STANDARD_AUTHORIZER } from './security/authorizer.js'
 import { resolveListeners } from './security/listeners.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
@@ -105,6 +106,12 @@ export interface BrokerConfig {
   connectionFailedAuthenticationDelayMs: number
   /** Kafka's ssl.principal.mapping.rules (KIP-371): how a client certificate's subject becomes the user name. */
   sslPrincipalMappingRules: string
+  /** Kafka's authorizer.class.name: StandardAuthorizer (or AclAuthorizer) turns ACLs on; unset, everyone may do anything. */
+  authorizerClassName: string | undefined
+  /** Kafka's super.users: `User:a;User:b`, allowed everything whatever the ACLs say. */
+  superUsers: string
+  /** Kafka's allow.everyone.if.no.acl.found: a resource no ACL names is open to everyone (default false). */
+  allowEveryoneIfNoAclFound: boolean
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -168,6 +175,9 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   connectionsMaxReauthMs: 0,
   connectionFailedAuthenticationDelayMs: 100,
   sslPrincipalMappingRules: 'DEFAULT',
+  authorizerClassName: undefined,
+  superUsers: '',
+  allowEveryoneIfNoAclFound: false,
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -251,6 +261,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'connectionsMaxReauthMs', flag: 'connections-max-reauth-ms', env: 'TIDELOG_CONNECTIONS_MAX_REAUTH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'SASL sessions last this long, then must re-authenticate (KIP-368); 0 never expires' },
   { key: 'connectionFailedAuthenticationDelayMs', flag: 'connection-failed-authentication-delay-ms', env: 'TIDELOG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'hold back the answer to a failed authentication this long before closing' },
   { key: 'sslPrincipalMappingRules', flag: 'ssl-principal-mapping-rules', env: 'TIDELOG_SSL_PRINCIPAL_MAPPING_RULES', kind: { type: 'string', nonEmpty: true }, help: 'RULE:pattern/replacement/[LU],...,DEFAULT: the user name from a client certificate subject (KIP-371)' },
+  { key: 'authorizerClassName', flag: 'authorizer-class-name', env: 'TIDELOG_AUTHORIZER_CLASS_NAME', kind: { type: 'enum', values: ACCEPTED_AUTHORIZERS }, help: `turn ACLs on: ${STANDARD_AUTHORIZER}` },
+  { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },
+  { key: 'allowEveryoneIfNoAclFound', flag: 'allow-everyone-if-no-acl-found', env: 'TIDELOG_ALLOW_EVERYONE_IF_NO_ACL_FOUND', kind: { type: 'bool' }, help: 'with ACLs on, a resource no ACL names is open to everyone (true|false)' },
 ]
 
 const CONFIG_ENV = 'TIDELOG_CONFIG'

@@ -74,6 +74,7 @@ describe('parseConfig', () => {
       sslKeyPassword: undefined, sslTruststoreType: 'PEM', sslTruststoreLocation: undefined, sslTruststoreCertificates: undefined,
       sslClientAuth: 'none', saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', saslPlainUsersFile: undefined,
       connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
+      authorizerClassName: undefined, superUsers: '', allowEveryoneIfNoAclFound: false,
     })
   })
 

@@ -1,6 +1,7 @@
 import { Cluster } from './cluster.js'
 import { ClientClosedError } from './errors.js'
 import { describeCluster } from './admin/describe-cluster.js'
+import { type AclBinding, type AclBindingFilter, createAcls, deleteAcls, describeAcls } from './admin/acls.js'
 import type { AdminContext } from './admin/engine.js'
 import { alterConfigs, describeConfigs } from './admin/configs.js'
 import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
@@ -192,6 +193,23 @@ export class Admin {
   describeCluster(options?: TimeoutOption): Promise<ClusterDescription> {
     this.ensureOpen()
     return describeCluster(this.ctx, options)
+  }
+
+  /** CreateAcls: needs a broker with an authorizer (else SECURITY_DISABLED) and ALTER on the cluster. */
+  createAcls(bindings: AclBinding[], options?: TimeoutOption): Promise<void> {
+    this.ensureOpen()
+    return createAcls(this.ctx, bindings, options)
+  }
+
+  describeAcls(filter?: AclBindingFilter, options?: TimeoutOption): Promise<AclBinding[]> {
+    this.ensureOpen()
+    return describeAcls(this.ctx, filter, options)
+  }
+
+  /** Per filter, the bindings it removed. */
+  deleteAcls(filters: AclBindingFilter[], options?: TimeoutOption): Promise<AclBinding[][]> {
+    this.ensureOpen()
+    return deleteAcls(this.ctx, filters, options)
   }
 
   private ensureOpen(): void {

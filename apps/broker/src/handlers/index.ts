@@ -38,6 +38,11 @@ import { saslHandshakeHandler } from './17-sasl-handshake.js'
 import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
 import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
 import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credentials.js'
+import { describeAclsHandler } from './29-describe-acls.js'
+import { createAclsHandler } from './30-create-acls.js'
+import { deleteAclsHandler } from './31-delete-acls.js'
+import type { StandardAuthorizer } from '../security/authorizer.js'
+import { withAuthorization } from '../security/authorizer-rules.js'
 import type { ApiHandler } from './types.js'
 
 export type { ApiHandler, RequestContext } from './types.js'
@@ -48,13 +53,15 @@ export type { ApiHandler, RequestContext } from './types.js'
  * ranges (kafka-python, librdkafka) switch features on as for 4.0. Minimums follow KIP-896.
  * test/broker-release-coherence.test.ts checks this against 4.0.2's captured answer.
  */
-export function createRegistry(): ReadonlyMap<number, ApiHandler> {
+export function createRegistry(options: { authorizer?: StandardAuthorizer } = {}): ReadonlyMap<number, ApiHandler> {
   const registry = new Map<number, ApiHandler>()
+  const { authorizer } = options
   const add = (h: ApiHandler): void => {
     if (h.minVersion < h.api.minVersion || h.maxVersion > h.api.maxVersion) {
       throw new Error(`${h.api.name} handler serves ${h.minVersion}-${h.maxVersion}, beyond the codec's ${h.api.minVersion}-${h.api.maxVersion}`)
     }
-    registry.set(h.api.apiKey, h)
+    // With an authorizer every API passes its rule (security/authorizer-rules.ts) first.
+    registry.set(h.api.apiKey, authorizer === undefined ? h : withAuthorization(h, authorizer))
   }
   for (const h of [
     produceHandler,
@@ -95,6 +102,9 @@ export function createRegistry(): ReadonlyMap<number, ApiHandler> {
     saslAuthenticateHandler,
     describeUserScramCredentialsHandler,
     alterUserScramCredentialsHandler,
+    describeAclsHandler(authorizer),
+    createAclsHandler(authorizer),
+    deleteAclsHandler(authorizer),
   ] as ApiHandler[]) {
     add(h)
   }

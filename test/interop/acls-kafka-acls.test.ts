@@ -1,0 +1,178 @@
+/**
+ * ACLs as Kafka's own tools see them (issue 16): kafka-acls.sh (org.apache.kafka.tools.AclCommand,
+ * Kafka 4.4) adds, lists and removes ACLs over SASL PLAIN as a super user, once on Apache Kafka
+ * 4.4 with StandardAuthorizer and once on the tidelog broker configured the same, and prints the
+ * same listings. Then the Java producer, as a user with no ACL, is refused with
+ * TopicAuthorizationException on both, and succeeds on both once kafka-acls.sh grants WRITE.
+ * Each broker's whole script runs in one JVM (acls-java/AclSteps.java): a JVM start per step
+ * would cost a minute more.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Broker, startBroker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
+import { KAFKA_VERSIONS, type KafkaNode, compileJava, peerUnavailable, spawnJavaTool, startKafka } from '../helpers/kafka.js'
+import { recordPeer } from '../helpers/peers.js'
+
+const version = KAFKA_VERSIONS.latest
+const AUTHORIZER = 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'
+// The PLAINTEXT listener (and KRaft's controller on Kafka) run as User:ANONYMOUS.
+const SUPER_USERS = 'User:ANONYMOUS;User:admin'
+const JAAS_USERS = 'user_admin="admin-pw" user_alice="alice-pw"'
+
+/** Each broker under test and its SASL_PLAINTEXT listener. */
+type Target = { name: string; sasl: string }
+
+let dir: string
+let kafka: KafkaNode | undefined
+let broker: Broker | undefined
+let skip: string | undefined
+const targets: Target[] = []
+
+const clientProps = (user: string): string => {
+  const f = join(dir, `${user}.properties`)
+  writeFileSync(
+    f,
+    [
+      'security.protocol=SASL_PLAINTEXT',
+      'sasl.mechanism=PLAIN',
+      `sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="${user}" password="${user}-pw";`,
+    ].join('\n') + '\n',
+  )
+  return f
+}
+
+const SOURCE = fileURLToPath(new URL('./acls-java/AclSteps.java', import.meta.url))
+let classes: string | undefined
+
+/** Runs the steps (each `['acls', ...args]` or `['produce', topic]`) against one broker in one JVM; returns each step's output. */
+async function steps(t: Target, script: string[][]): Promise<string[]> {
+  classes ??= await compileJava([SOURCE], { version })
+  const withAdmin = script.map((s) => (s[0] === 'acls' ? [...s, '--bootstrap-server', t.sasl, '--command-config', join(dir, 'admin.properties')] : s))
+  const args = [t.sasl, join(dir, 'alice.properties'), ...withAdmin.flatMap((s, i) => (i === 0 ? s : ['::', ...s]))]
+  const child = await spawnJavaTool('AclSteps', args, { version, classpath: [classes] })
+  child.stdin!.end()
+  let out = ''
+  let err = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-20_000)))
+  const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve))
+  clearTimeout(timer)
+  const parts = out.split(/^=== step \d+\n/m).slice(1)
+  if (code !== 0 || parts.length !== script.length) throw new Error(`AclSteps on ${t.name} exited ${code} after ${parts.length} of ${script.length} steps:\n${out}\n${err}`)
+  return parts
+}
+
+/**
+ * AclCommand prints resources and their entries from hash sets: the order is not part of the
+ * answer, so each resource block is kept with its sorted entries and the blocks are sorted.
+ */
+function normalize(out: string): string[] {
+  const blocks: string[] = []
+  let current: string[] | undefined
+  const flush = () => {
+    if (current !== undefined) blocks.push([current[0], ...current.slice(1).sort()].join('\n'))
+    current = undefined
+  }
+  for (const raw of out.split('\n')) {
+    const line = raw.trim()
+    if (line === '') continue
+    if (line.startsWith('(principal=')) current?.push(line)
+    else {
+      flush()
+      current = [line]
+    }
+  }
+  flush()
+  return blocks.sort()
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tidelog-acls-interop-'))
+  clientProps('admin')
+  clientProps('alice')
+  const jaas = join(dir, 'broker.jaas')
+  writeFileSync(jaas, `KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-pw" ${JAAS_USERS}; };\n`)
+  try {
+    kafka = await startKafka({
+      version,
+      extraListeners: { SASL: 'SASL_PLAINTEXT' },
+      properties: {
+        'authorizer.class.name': AUTHORIZER,
+        'super.users': SUPER_USERS,
+        'sasl.enabled.mechanisms': 'PLAIN',
+        'listener.name.sasl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-pw" ${JAAS_USERS};`,
+        'auto.create.topics.enable': false,
+      },
+      startTimeoutMs: 120_000,
+    })
+    targets.push({ name: `Apache Kafka ${kafka.runtimeVersion}`, sasl: `127.0.0.1:${kafka.listeners.SASL}` })
+  } catch (e) {
+    skip = peerUnavailable(`Apache Kafka ${version}`, e) as string
+  }
+  broker = await startBroker({
+    dataDir: join(dir, 'tidelog'),
+    listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+    saslEnabledMechanisms: 'PLAIN',
+    saslPlainUsersFile: jaas,
+    authorizerClassName: AUTHORIZER,
+    superUsers: SUPER_USERS,
+    autoCreateTopics: false,
+    connectionFailedAuthenticationDelayMs: 0,
+    logLevel: 'warn',
+  })
+  targets.push({ name: 'tidelog', sasl: `127.0.0.1:${broker.listeners[1]!.port}` })
+}, 240_000)
+
+afterAll(async () => {
+  await kafka?.stop()
+  await broker?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe(`kafka-acls.sh ${version} against tidelog and Apache Kafka with StandardAuthorizer`, () => {
+  it('adds, lists (all, by MATCH) and removes ACLs with the same output on both; the Java producer is refused, then served once WRITE is granted', async (ctx) => {
+    if (skip !== undefined) return ctx.skip()
+    // Every --add and --remove prints the resource's ACLs afterwards, so each step is a listing too.
+    const script = [
+      ['acls', '--add', '--allow-principal', 'User:alice', '--operation', 'Read', '--operation', 'Describe', '--topic', 'orders'],
+      ['acls', '--add', '--allow-principal', 'User:alice', '--operation', 'Read', '--group', 'alice-', '--resource-pattern-type', 'prefixed'],
+      ['acls', '--add', '--deny-principal', 'User:alice', '--deny-host', '10.0.0.9', '--operation', 'All', '--topic', 'ord', '--resource-pattern-type', 'prefixed'],
+      ['acls', '--add', '--allow-principal', 'User:*', '--operation', 'Describe', '--transactional-id', '*', '--cluster'],
+      ['acls', '--list', '--topic', 'orders', '--resource-pattern-type', 'match'],
+      ['acls', '--remove', '--force', '--deny-principal', 'User:alice', '--deny-host', '10.0.0.9', '--operation', 'All', '--topic', 'ord', '--resource-pattern-type', 'prefixed'],
+      ['acls', '--remove', '--force', '--cluster'],
+      ['acls', '--list'],
+      ['produce', 'java-acl'],
+      ['acls', '--add', '--allow-principal', 'User:alice', '--producer', '--topic', 'java-acl'],
+      ['produce', 'java-acl'],
+    ]
+    const outputs = new Map<string, string[][]>()
+    for (const t of targets) {
+      const admin = new Admin({ brokers: [t.sasl], clientId: 'acl-interop', sasl: { mechanism: 'PLAIN', username: 'admin', password: 'admin-pw' } })
+      try {
+        await admin.createTopics([{ name: 'java-acl', partitions: 1 }])
+        outputs.set(t.name, (await steps(t, script)).map(normalize))
+        expect((await admin.listOffsets('java-acl')).map((o) => o.offset), t.name).toEqual([2n])
+      } finally {
+        await admin.close()
+      }
+    }
+    const theirs = outputs.get(targets[0]!.name)!
+    const ours = outputs.get('tidelog')!
+    ours.forEach((out, i) => expect(out, `step ${i}: ${script[i]!.join(' ')}`).toEqual(theirs[i]))
+    // The comparison is only worth something if the listings say something.
+    expect(ours[1]!.join('\n')).toMatch(/ResourcePattern\(resourceType=GROUP, name=alice-, patternType=PREFIXED\)/)
+    expect(ours[4]!.join('\n')).toMatch(/name=ord, patternType=PREFIXED/)
+    expect(ours[7]!.join('\n')).toMatch(/TRANSACTIONAL_ID/)
+    expect(ours[7]!.join('\n')).not.toMatch(/DENY|CLUSTER/)
+    expect(ours[8]).toEqual(['refused: TopicAuthorizationException: Not authorized to access topics: [java-acl]'])
+    expect(ours[10]).toEqual(['produced'])
+    recordPeer('Apache Kafka', kafka!.runtimeVersion)
+    recordPeer('Java client', kafka!.runtimeVersion)
+  }, 480_000)
+})
