@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import { type BrokerConfig, validateConfig } from './config.js'
+import { type ConsoleServer, startConsole } from './console/http.js'
 import { AppendNotifier, type BrokerContext } from './context.js'
 import { checkDataDirFormat } from './data-dir-format.js'
 import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.js'
@@ -10,6 +11,7 @@ import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
 import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
+import { BrokerMetrics } from './metrics/broker-metrics.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
@@ -55,6 +57,8 @@ export interface Broker {
   readonly advertised: { readonly host: string; readonly port: number }
   /** Every listener opened, in the order given (the first is `host`/`port`/`advertised`). */
   readonly listeners: readonly ListenerInfo[]
+  /** The web console and /metrics, when started with consolePort. */
+  readonly console: { readonly host: string; readonly port: number; readonly url: string } | undefined
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -134,6 +138,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     maxOpenFiles: config.maxOpenFiles,
   })
   let server: KafkaServer | undefined
+  let metrics: BrokerMetrics | undefined
+  let consoleServer: ConsoleServer | undefined
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
   try {
@@ -154,6 +160,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     // Before the first request: transactions a crash left preparing complete now.
     txns.start()
     const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds, txns }
+    // Counting costs a little on every request, so only a broker with its console on pays it.
+    if (config.consolePort !== undefined) metrics = new BrokerMetrics(context)
     const listenerSpecs = resolveListeners(config)
     const security = new SecurityManager({
       dataDir,
@@ -183,6 +191,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       listeners: listenerSpecs,
       security,
       ...(tls !== undefined ? { tls } : {}),
+      ...(metrics !== undefined ? { metrics } : {}),
     })
     const bound = await server.listenAll()
     const listeners: ListenerInfo[] = bound.map((l) => ({ name: l.spec.name, protocol: l.spec.protocol, host: l.host, port: l.port, advertised: l.advertised }))
@@ -192,6 +201,13 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     for (const l of listeners) {
       logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
+
+    if (metrics !== undefined) {
+      consoleServer = await startConsole(context, metrics, config.consolePort!)
+      logger.info(`console and /metrics on ${consoleServer.url}`)
+    }
+    const web = consoleServer
+    const counters = metrics
 
     let closing: Promise<void> | undefined
     const s = server
@@ -205,9 +221,12 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       clusterId,
       advertised,
       listeners,
+      console: web === undefined ? undefined : { host: web.host, port: web.port, url: web.url },
       close() {
         closing ??= (async () => {
           const stopped = s.close()
+          await web?.close()
+          counters?.close()
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
           groups.close()
@@ -222,6 +241,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       },
     }
   } catch (err) {
+    await consoleServer?.close().catch(() => {})
+    metrics?.close()
     if (server !== undefined) await server.close(0).catch(() => {})
     await txnStore?.close().catch(() => {})
     await offsets?.close().catch(() => {})

@@ -1,0 +1,131 @@
+import { decodeRecordBatchesAsync } from '@tidelog/protocol'
+import { OffsetOutOfRangeError } from '../log/errors.js'
+import type { PartitionLog } from '../log/index.js'
+
+/** One record as the message browser shows it. */
+export interface BrowsedRecord {
+  offset: number
+  timestamp: number
+  key: EncodedBytes | null
+  value: EncodedBytes | null
+  headers: { key: string; value: EncodedBytes | null }[]
+}
+
+/**
+ * Bytes for the browser: `text` when they are valid UTF-8 (and `json` true when that
+ * text parses as JSON), else base64. Decoding choices stay in the page; the bytes are
+ * never altered.
+ */
+export interface EncodedBytes {
+  size: number
+  text?: string
+  json?: boolean
+  base64?: string
+  /** Only the first MAX_SHOWN_BYTES were sent. */
+  truncated?: boolean
+}
+
+export interface BrowseResult {
+  records: BrowsedRecord[]
+  /** Where the next page (or the live tail) continues. */
+  nextOffset: number
+  logStartOffset: number
+  highWatermark: number
+}
+
+export const MAX_RECORDS = 500
+// Per read and per value: a page of a topic holding 50 MB records must stay small.
+const READ_BYTES = 1024 * 1024
+const MAX_READS = 16
+const MAX_SHOWN_BYTES = 64 * 1024
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+function encode(b: Buffer | null): EncodedBytes | null {
+  if (b === null) return null
+  const shown = b.length > MAX_SHOWN_BYTES ? b.subarray(0, MAX_SHOWN_BYTES) : b
+  const out: EncodedBytes = { size: b.length }
+  if (shown !== b) out.truncated = true
+  try {
+    out.text = utf8.decode(shown)
+    if (shown === b) {
+      try {
+        JSON.parse(out.text)
+        out.json = true
+      } catch {
+        // Not JSON: shown as text.
+      }
+    }
+  } catch {
+    out.base64 = shown.toString('base64')
+  }
+  return out
+}
+
+/**
+ * Records of one partition from `offset` (clamped into the log), at most `limit`,
+ * up to the high watermark. Reads are the log's own async, size-bounded reads, so a
+ * huge partition is never loaded whole and the event loop is never held by one page.
+ * Control batches (transaction markers) are skipped, as a consumer skips them.
+ */
+export async function browse(log: PartitionLog, offset: number, limit: number): Promise<BrowseResult> {
+  const n = Math.max(1, Math.min(MAX_RECORDS, limit))
+  const start = log.logStartOffset
+  const hw = log.highWatermark
+  let next = Math.min(Math.max(offset, start), hw)
+  const records: BrowsedRecord[] = []
+  for (let reads = 0; reads < MAX_READS && records.length < n && next < hw; reads++) {
+    let bytes: Buffer
+    try {
+      bytes = (await log.read(next, READ_BYTES, true, hw)).records
+    } catch (err) {
+      // Retention moved the start past us between the check and the read: continue from there.
+      if (err instanceof OffsetOutOfRangeError) {
+        next = Math.max(next, log.logStartOffset)
+        continue
+      }
+      throw err
+    }
+    if (bytes.length === 0) break
+    const batches = await decodeRecordBatchesAsync(bytes)
+    let progressed = false
+    for (const batch of batches) {
+      const batchEnd = Number(batch.baseOffset) + batch.lastOffsetDelta + 1
+      if (batch.isControl) {
+        next = Math.max(next, batchEnd)
+        progressed = true
+        continue
+      }
+      for (const r of batch) {
+        const o = Number(r.offset)
+        if (o < next) continue
+        if (records.length >= n) break
+        records.push({
+          offset: o,
+          timestamp: Number(r.timestamp),
+          key: encode(r.key),
+          value: encode(r.value),
+          headers: r.headers.map((h) => ({ key: h.key, value: encode(h.value) })),
+        })
+        next = o + 1
+        progressed = true
+      }
+      if (records.length >= n) break
+      if (next < batchEnd) {
+        next = batchEnd
+        progressed = true
+      }
+    }
+    if (!progressed) break
+  }
+  return { records, nextOffset: next, logStartOffset: log.logStartOffset, highWatermark: log.highWatermark }
+}
+
+/** The first offset whose batch holds a timestamp at or after `timestamp` (ListOffsets by time), or the high watermark. */
+export async function offsetForTime(log: PartitionLog, timestamp: number): Promise<number> {
+  const found = await log.findBatchByTimestamp(timestamp)
+  if (found === undefined) return log.highWatermark
+  const batches = await decodeRecordBatchesAsync(found.batch)
+  for (const b of batches) for (const r of b) if (Number(r.timestamp) >= timestamp) return Number(r.offset)
+  return found.lastOffset + 1
+}
