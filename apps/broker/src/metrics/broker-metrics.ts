@@ -60,12 +60,15 @@ const RECORDS_COUNT_AT = 57
 const newCounters = (): TopicCounters => ({ bytesIn: 0, bytesOut: 0, messagesIn: 0, produceRequests: 0, fetchRequests: 0, failedProduceRequests: 0 })
 
 /** Records in a partition's batches: the count field of each batch header, no decoding. */
-function recordCount(records: Uint8Array): number {
-  const b = Buffer.isBuffer(records) ? records : Buffer.from(records.buffer, records.byteOffset, records.byteLength)
+function int32(b: Uint8Array, o: number): number {
+  return (b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!
+}
+
+function recordCount(b: Uint8Array): number {
   let n = 0
   for (let p = 0; p + RECORD_BATCH_OVERHEAD <= b.length; ) {
-    n += b.readInt32BE(p + RECORDS_COUNT_AT)
-    const size = LOG_OVERHEAD + b.readInt32BE(p + BATCH_LENGTH_AT)
+    n += int32(b, p + RECORDS_COUNT_AT)
+    const size = LOG_OVERHEAD + int32(b, p + BATCH_LENGTH_AT)
     if (size <= LOG_OVERHEAD) break
     p += size
   }
@@ -146,7 +149,8 @@ export class BrokerMetrics {
 
   private observeProduce(req: ProduceShape, res: ProduceResponseShape | undefined): void {
     const noResponse = res === undefined
-    req.topicData.forEach((t, ti) => {
+    for (let ti = 0; ti < req.topicData.length; ti++) {
+      const t = req.topicData[ti]!
       const c = this.countersFor(t.name)
       c.produceRequests++
       this.total.produceRequests++
@@ -154,13 +158,14 @@ export class BrokerMetrics {
       let rt = res?.responses[ti]
       if (res !== undefined && rt?.name !== t.name) rt = res.responses.find((r) => r.name === t.name)
       let failed = false
-      t.partitionData.forEach((p, pi) => {
+      for (let pi = 0; pi < t.partitionData.length; pi++) {
+        const p = t.partitionData[pi]!
         let pr = rt?.partitionResponses[pi]
         if (rt !== undefined && pr?.index !== p.index) pr = rt.partitionResponses.find((x) => x.index === p.index)
         // acks=0 has no answer to consult: the append is counted as made, as the client assumes.
         if ((pr !== undefined && pr.errorCode !== 0) || (pr === undefined && !noResponse) || p.records === null) {
           failed = true
-          return
+          continue
         }
         const bytes = p.records.byteLength
         const n = recordCount(p.records)
@@ -168,12 +173,12 @@ export class BrokerMetrics {
         c.messagesIn += n
         this.total.bytesIn += bytes
         this.total.messagesIn += n
-      })
+      }
       if (failed) {
         c.failedProduceRequests++
         this.total.failedProduceRequests++
       }
-    })
+    }
   }
 
   private observeFetch(res: FetchResponseShape): void {
