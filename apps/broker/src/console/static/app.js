@@ -14,6 +14,8 @@
       if (v === undefined || v === null || v === false) continue
       if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn)
       else if (k === 'class') e.className = v
+      // Through the CSSOM: the page's CSP forbids style attributes, not script-set styles.
+      else if (k === 'style') e.style.cssText = v
       else e.setAttribute(k, v === true ? '' : String(v))
     }
     for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : String(c))
@@ -116,7 +118,8 @@
       const card = (key, label, value) => el('div', { class: 'card', 'data-testid': `health-${key}` }, el('div', { class: 'label' }, label), el('div', { class: 'value' }, value))
       cards.replaceChildren(
         card('status', 'Status', h.status),
-        card('node', 'Node / cluster', `${h.nodeId} / ${h.clusterId}`),
+        card('node', 'Node id', h.nodeId),
+        card('cluster', 'Cluster id', el('span', { class: 'mono' }, h.clusterId)),
         card('topics', 'Topics', num(h.topics)),
         card('partitions', 'Partitions', num(h.partitions)),
         card('offline', 'Offline partitions', num(h.offlinePartitions)),

@@ -41,6 +41,11 @@
       g.strokeStyle = s.color || PALETTE[i % PALETTE.length]; g.lineWidth = 2; g.beginPath()
       s.points.forEach(([t, v], j) => (j === 0 ? g.moveTo(x(t), y(v)) : g.lineTo(x(t), y(v))))
       g.stroke()
+      // A series with one sample so far is a dot, not nothing.
+      if (s.points.length === 1) {
+        g.fillStyle = g.strokeStyle
+        g.beginPath(); g.arc(x(s.points[0][0]), y(s.points[0][1]), 3, 0, 2 * Math.PI); g.fill()
+      }
     })
   }
 
