@@ -31,6 +31,8 @@ const chromiumSeen = chromiumVersion()
 
 const ORDERS = Array.from({ length: 30 }, (_, i) => ({ partition: i % 3, key: `order-${i}`, value: { id: i, amount: 10 + i }, headers: { source: 'web', trace: `t${i}` } }))
 const CONSUMED = 17
+// An hour ago on a whole second (datetime-local inputs hold seconds), one audit record a minute.
+const AUDIT_T0 = Math.floor(Date.now() / 1000) * 1000 - 3_600_000
 
 describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
   let dir: string
@@ -55,14 +57,14 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     ])
     producer = new Producer({ brokers, clientId: 'console-test', lingerMs: 0 })
     await producer.send(ORDERS.map((o) => ({ topic: 'orders', partition: o.partition, key: o.key, value: JSON.stringify(o.value), headers: o.headers })))
-    await producer.send(Array.from({ length: 10 }, (_, i) => ({ topic: 'audit', value: `line ${i}: äöü` })))
+    await producer.send(Array.from({ length: 10 }, (_, i) => ({ topic: 'audit', value: `line ${i}: äöü`, timestamp: AUDIT_T0 + i * 60_000 })))
     consumer = new Consumer({ brokers, clientId: 'billing-app', groupId: 'billing', autoOffsetReset: 'earliest', autoCommit: false })
     await consumer.subscribe(['orders'])
     const it = consumer.messages()
     for (let n = 0; n < CONSUMED; n++) await it.next()
     await consumer.commit()
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' })
     page.on('pageerror', (err) => pageErrors.push(err.message))
     page.on('console', (m) => {
       if (m.type() === 'error') pageErrors.push(m.text())
@@ -168,6 +170,14 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await page.locator('[data-testid=go]').click()
     await expect.poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('7')
     expect(await cell('[data-testid=messages-table] tr[data-offset="7"]', 'value')).toBe('line 7: äöü')
+    // Jumping to a time lands on the first record at or after it, as ListOffsets by timestamp does.
+    const at = AUDIT_T0 + 4 * 60_000 + 1000
+    await page.locator('[data-testid=timestamp]').fill(new Date(at).toISOString().slice(0, 19))
+    await page.locator('[data-testid=go]').click()
+    const [byTime] = await admin.listOffsets([{ topic: 'audit', partition: 0, timestamp: at }])
+    expect(byTime!.offset).toBe(5n)
+    await expect.poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('5')
+    expect(await cell('[data-testid=messages-table] tr[data-offset="5"]', 'timestamp')).toBe(new Date(AUDIT_T0 + 5 * 60_000).toISOString())
   })
 
   it('shows the group, its member and assignment, and lag per partition as the group coordinator reports it', async () => {
