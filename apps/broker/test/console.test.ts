@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { ApiKeys, ErrorCodes, ZERO_UUID, encodeConsumerProtocolAssignment, encodeConsumerProtocolSubscription, encodeRecordBatch } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
@@ -207,5 +210,34 @@ describe('console JSON API', () => {
     expect((await get(b, '/../../etc/passwd')).status).toBe(404)
     expect((await get(b, '/nope.html')).body).toEqual({ error: 'NOT_FOUND', message: 'no such page: /nope.html' })
     expect((await get(b, '/api/topics/%E0%A4%A')).status).toBe(400)
+  })
+
+  it('tidelog-broker --console-port prints the console on its ready line and serves it until SIGTERM', async () => {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+    const dataDir = tempDir()
+    const child = spawn(process.execPath, ['--import', 'tsx', main, '--port', '0', '--console-port', '0', '--data-dir', dataDir, '--log-level', 'error'], {
+      cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    try {
+      let out = ''
+      const ready = await new Promise<string>((resolve, reject) => {
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString()
+          if (out.includes('\n')) resolve(out)
+        })
+        exited.then((code) => reject(new Error(`exited ${code}`)))
+      })
+      const m = /, console (http:\/\/127\.0\.0\.1:(\d+)\/)\)\n$/.exec(ready)
+      expect(m, ready).not.toBeNull()
+      const health = await fetch(`${m![1]}api/health`)
+      expect(await health.json()).toMatchObject({ status: 'online', topics: 0 })
+      expect((await fetch(`${m![1]}metrics`)).status).toBe(200)
+    } finally {
+      child.kill('SIGTERM')
+    }
+    expect(await exited).toBe(0)
+    expect(existsSync(`${dataDir}/.clean-shutdown`)).toBe(true)
   })
 })
