@@ -246,6 +246,25 @@ describe('/metrics', () => {
     expect(value(after, 'kafka_consumergroup_lag', { consumergroup: 'billing', topic: 'orders', partition: 0 })).toBe(3)
   })
 
+  it('counts fetches by topic id (v13+) and acks=0 produces, which have no answer to check', async () => {
+    const b = await start()
+    const c = await connectTracked(open, b)
+    await createTopic(c, 'ids')
+    const batch = makeBatch(6)
+    // acks=0: the broker sends nothing back, so the next request's answer shows it was handled.
+    c.fireAndForget(ApiKeys.Produce, 9, { ...produceBody('ids', [{ index: 0, records: batch }]), acks: 0 })
+    const meta = await c.request(ApiKeys.Metadata, 12, { topics: [{ name: 'ids', topicId: ZERO_UUID }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })
+    const r = await c.request(ApiKeys.Fetch, 17, {
+      ...fetchBody('ids', 0),
+      topics: [{ topicId: meta.topics[0].topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, logStartOffset: -1n, currentLeaderEpoch: -1, lastFetchedEpoch: -1 }] }],
+    })
+    expect(r.responses[0].partitions[0].records.length).toBe(batch.length)
+    const m = await scrape(b)
+    expect(value(m, 'kafka_server_brokertopicmetrics_messagesin_total', { topic: 'ids' })).toBe(6)
+    expect(value(m, 'kafka_server_brokertopicmetrics_bytesout_total', { topic: 'ids' })).toBe(batch.length)
+    expect(value(m, 'kafka_network_requestmetrics_requests_total', { request: 'Fetch', version: 17 })).toBe(1)
+  })
+
   it('escapes names a scraper would choke on, and rejects writes', async () => {
     const b = await start()
     const c = await connectTracked(open, b)
