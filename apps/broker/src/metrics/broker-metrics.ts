@@ -132,6 +132,15 @@ export class BrokerMetrics {
 
   /** Called by the server as each response is encoded (or dropped, for acks=0). */
   observe(o: RequestObservation, apiName: string, response: unknown): void {
+    try {
+      this.count(o, apiName, response)
+    } catch (err) {
+      // Counting must never cost a client its answer: a surprise is logged, the response goes out.
+      this.broker.logger.error(`metrics: cannot count ${apiName} v${o.version}: ${(err as Error)?.stack ?? String(err)}`)
+    }
+  }
+
+  private count(o: RequestObservation, apiName: string, response: unknown): void {
     let stats = this.requests.get(o.apiKey)
     if (stats === undefined) {
       stats = { name: apiName, byVersion: new Map(), totalTimeMs: new Histogram(LATENCY_BUCKETS_MS), requestBytes: 0, responseBytes: 0 }
