@@ -153,6 +153,20 @@ describe('console JSON API', () => {
     expect((await get(b, '/api/topics/logs/partitions/0/messages?offset=99')).body).toMatchObject({ records: [], nextOffset: 6 })
   })
 
+  it('keeps a page of large records to a few MiB, continuing where it stopped', async () => {
+    const b = await start()
+    const c = await connectTracked(open, b)
+    await createTopic(c, 'blobs', 1)
+    const value = Buffer.alloc(100 * 1024, 'v')
+    for (let i = 0; i < 80; i += 8) await produce(c, 'blobs', 0, encodeRecordBatch({ now: T0, records: Array.from({ length: 8 }, () => ({ value })) }))
+    // Each value is shown cut to 64 KiB; 4 MiB of them is 64 records, though 500 were asked for.
+    const first = await get(b, '/api/topics/blobs/partitions/0/messages?offset=0&limit=500')
+    expect(first.body.records).toHaveLength(64)
+    expect(first.body.nextOffset).toBe(64)
+    const rest = await get(b, `/api/topics/blobs/partitions/0/messages?offset=64&limit=500`)
+    expect(rest.body.records.map((r: { offset: number }) => r.offset)).toEqual(Array.from({ length: 16 }, (_, i) => 64 + i))
+  })
+
   it('shows a group with its members, their assignments and the lag per partition', async () => {
     const b = await start()
     const c = await connectTracked(open, b)

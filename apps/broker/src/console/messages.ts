@@ -38,8 +38,13 @@ export const MAX_RECORDS = 500
 const READ_BYTES = 1024 * 1024
 const MAX_READS = 16
 const MAX_SHOWN_BYTES = 64 * 1024
+// What one page may carry in keys, values and headers (before JSON and base64): 500 records of
+// large values stop here, so a page stays a few MiB however big the records are.
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+const shownSize = (b: EncodedBytes | null): number => (b === null ? 0 : Math.min(b.size, MAX_SHOWN_BYTES))
 
 function encode(b: Buffer | null): EncodedBytes | null {
   if (b === null) return null
@@ -74,7 +79,9 @@ export async function browse(log: PartitionLog, offset: number, limit: number): 
   const hw = log.highWatermark
   let next = Math.min(Math.max(offset, start), hw)
   const records: BrowsedRecord[] = []
-  for (let reads = 0; reads < MAX_READS && records.length < n && next < hw; reads++) {
+  let pageBytes = 0
+  const full = (): boolean => records.length >= n || pageBytes >= MAX_PAGE_BYTES
+  for (let reads = 0; reads < MAX_READS && !full() && next < hw; reads++) {
     let bytes: Buffer
     try {
       bytes = (await log.read(next, READ_BYTES, true, hw)).records
@@ -99,18 +106,21 @@ export async function browse(log: PartitionLog, offset: number, limit: number): 
       for (const r of batch) {
         const o = Number(r.offset)
         if (o < next) continue
-        if (records.length >= n) break
-        records.push({
+        if (full()) break
+        const record: BrowsedRecord = {
           offset: o,
           timestamp: Number(r.timestamp),
           key: encode(r.key),
           value: encode(r.value),
           headers: r.headers.map((h) => ({ key: h.key, value: encode(h.value) })),
-        })
+        }
+        pageBytes += shownSize(record.key) + shownSize(record.value)
+        for (const h of record.headers) pageBytes += h.key.length + shownSize(h.value)
+        records.push(record)
         next = o + 1
         progressed = true
       }
-      if (records.length >= n) break
+      if (full()) break
       if (next < batchEnd) {
         next = batchEnd
         progressed = true
