@@ -7,6 +7,7 @@ import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
 import { connectTracked, trackOpened } from './helpers/opened.js'
 import type { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { until } from './helpers/until.js'
 
 // The console's JSON API over HTTP, checked against what was written over the Kafka protocol.
 
@@ -40,16 +41,6 @@ async function createTopic(c: RawClient, name: string, partitions: number, confi
 }
 
 const T0 = 1_700_000_000_000
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('console JSON API', () => {
   it('describes topics, partitions and configs as the broker holds them', async () => {

@@ -5,6 +5,7 @@ import { makeBatch } from './helpers/batches.js'
 import { connectTracked, trackOpened } from './helpers/opened.js'
 import type { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { until } from './helpers/until.js'
 
 // /metrics over HTTP, parsed as strictly as the Prometheus text format (0.0.4) allows:
 // any line a scraper would reject fails the test.
@@ -244,6 +245,17 @@ describe('/metrics', () => {
     expect(value(after, 'kafka_server_brokertopicmetrics_messagesin_total', topic)).toBe(16)
     expect(value(after, 'kafka_server_brokertopicmetrics_bytesin_total', topic)).toBe(p0.length + p1.length + more.length)
     expect(value(after, 'kafka_consumergroup_lag', { consumergroup: 'billing', topic: 'orders', partition: 0 })).toBe(3)
+
+    // A deleted topic's series go (as Kafka removes its topic metrics); the all-topics totals stay.
+    const deleted = await c.request(ApiKeys.DeleteTopics, 6, { topics: [{ name: 'orders', topicId: ZERO_UUID }], timeoutMs: 5000 })
+    expect(deleted.responses[0].errorCode).toBe(0)
+    const gone = await until('the deleted topic\'s series to go', async () => {
+      const m = await scrape(b)
+      return value(m, 'kafka_server_brokertopicmetrics_messagesin_total', topic) === undefined ? m : undefined
+    })
+    expect(value(gone, 'kafka_server_brokertopicmetrics_messagesin_total')).toBe(16)
+    expect(value(gone, 'kafka_log_log_size', { topic: 'orders', partition: 0 })).toBeUndefined()
+    expect(value(gone, 'kafka_server_replicamanager_partitioncount')).toBe(0)
   })
 
   it('counts fetches by topic id (v13+) and acks=0 produces, which have no answer to check', async () => {

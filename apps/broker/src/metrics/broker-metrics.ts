@@ -210,6 +210,11 @@ export class BrokerMetrics {
     const topics: ThroughputSample['topics'] = {}
     const snapshot = new Map<string, TopicCounters>()
     for (const [name, c] of this.topics) {
+      // A deleted topic's counters go with it, as Kafka removes its BrokerTopicMetrics.
+      if (this.broker.topics.get(name) === undefined) {
+        this.topics.delete(name)
+        continue
+      }
       const prev = this.lastSnapshot.get(name) ?? newCounters()
       topics[name] = {
         bytesIn: (c.bytesIn - prev.bytesIn) / seconds,
