@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import { type BrokerConfig, validateConfig } from './config.js'
-import { type ConsoleServer, startConsole } from './console/http.js'
+import { BrokerConsole, type ConsoleInfo } from './console/index.js'
 import { AppendNotifier, type BrokerContext } from './context.js'
 import { checkDataDirFormat } from './data-dir-format.js'
 import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.js'
@@ -11,7 +11,6 @@ import { createRegistry } from './handlers/index.js'
 import { writeFileAtomicSync } from './log/checkpoint.js'
 import { type LogFileSystem, LogManager } from './log/index.js'
 import { type Logger, silentLogger } from './logger.js'
-import { BrokerMetrics } from './metrics/broker-metrics.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
@@ -58,7 +57,7 @@ export interface Broker {
   /** Every listener opened, in the order given (the first is `host`/`port`/`advertised`). */
   readonly listeners: readonly ListenerInfo[]
   /** The web console and /metrics, when started with consolePort. */
-  readonly console: { readonly host: string; readonly port: number; readonly url: string } | undefined
+  readonly console: ConsoleInfo | undefined
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -138,8 +137,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     maxOpenFiles: config.maxOpenFiles,
   })
   let server: KafkaServer | undefined
-  let metrics: BrokerMetrics | undefined
-  let consoleServer: ConsoleServer | undefined
+  let web: BrokerConsole | undefined
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
   try {
@@ -161,7 +159,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     txns.start()
     const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds, txns }
     // Counting costs a little on every request, so only a broker with its console on pays it.
-    if (config.consolePort !== undefined) metrics = new BrokerMetrics(context)
+    if (config.consolePort !== undefined) web = new BrokerConsole(context)
     const listenerSpecs = resolveListeners(config)
     const security = new SecurityManager({
       dataDir,
@@ -191,7 +189,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       listeners: listenerSpecs,
       security,
       ...(tls !== undefined ? { tls } : {}),
-      ...(metrics !== undefined ? { metrics } : {}),
+      ...(web !== undefined ? { metrics: web.metrics } : {}),
     })
     const bound = await server.listenAll()
     const listeners: ListenerInfo[] = bound.map((l) => ({ name: l.spec.name, protocol: l.spec.protocol, host: l.host, port: l.port, advertised: l.advertised }))
@@ -202,12 +200,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
 
-    if (metrics !== undefined) {
-      consoleServer = await startConsole(context, metrics, config.consolePort!)
-      logger.info(`console and /metrics on ${consoleServer.url}`)
-    }
-    const web = consoleServer
-    const counters = metrics
+    const consoleInfo = await web?.listen(config.consolePort!)
 
     let closing: Promise<void> | undefined
     const s = server
@@ -221,12 +214,11 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       clusterId,
       advertised,
       listeners,
-      console: web === undefined ? undefined : { host: web.host, port: web.port, url: web.url },
+      console: consoleInfo,
       close() {
         closing ??= (async () => {
           const stopped = s.close()
           await web?.close()
-          counters?.close()
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
           groups.close()
@@ -241,8 +233,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       },
     }
   } catch (err) {
-    await consoleServer?.close().catch(() => {})
-    metrics?.close()
+    await web?.close().catch(() => {})
     if (server !== undefined) await server.close(0).catch(() => {})
     await txnStore?.close().catch(() => {})
     await offsets?.close().catch(() => {})
