@@ -85,6 +85,9 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     expect(pageErrors.splice(0)).toEqual([])
   })
 
+  // Generous: a loaded 2-core machine may take seconds to render what the page polls for.
+  const poll = <T>(fn: () => Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 100 })
+
   const open = async (hash: string) => {
     await page.goto(`${broker.console!.url}${hash}`)
   }
@@ -102,15 +105,15 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
 
   it('shows broker health and the topics with the offsets the broker reports', async () => {
     await open('#/')
-    await expect.poll(() => page.locator('[data-testid=health-status] .value').innerText()).toBe('online')
+    await poll(() => page.locator('[data-testid=health-status] .value').innerText()).toBe('online')
     expect(await page.locator('[data-testid=health-topics] .value').innerText()).toBe('2')
     expect(await page.locator('[data-testid=health-partitions] .value').innerText()).toBe('4')
     expect(await page.locator('[data-testid=health-messages-in] .value').innerText()).toBe('40')
     expect(await page.locator('[data-testid=health-node] .value').innerText()).toBe(String(broker.nodeId))
     expect(await page.locator('[data-testid=health-cluster] .value').innerText()).toBe(broker.clusterId)
     // The throughput chart has drawn the produce once the sampler has seen it: a line in the first series' colour.
-    await expect.poll(async () => page.locator('[data-testid=throughput-chart] + .legend').innerText(), { timeout: 20_000 }).toContain('orders')
-    await expect.poll(() => inked('throughput-chart'), { timeout: 20_000 }).toBeGreaterThan(50)
+    await poll(async () => page.locator('[data-testid=throughput-chart] + .legend').innerText()).toContain('orders')
+    await poll(() => inked('throughput-chart')).toBeGreaterThan(50)
     await shot('overview')
 
     await open('#/topics')
@@ -119,7 +122,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
       const earliest = await admin.listOffsets(name, 'earliest')
       const messages = offsets.reduce((s, o, i) => s + Number(o.offset - earliest[i]!.offset), 0)
       const row = `[data-testid=topics-table] tr[data-topic="${name}"]`
-      await expect.poll(() => cell(row, 'messages')).toBe(String(messages))
+      await poll(() => cell(row, 'messages')).toBe(String(messages))
       expect(await cell(row, 'partitions')).toBe(String(offsets.length))
     }
     await shot('topics')
@@ -130,7 +133,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     const latest = await admin.listOffsets('orders', 'latest')
     for (const o of latest) {
       const row = `[data-testid=partitions-table] tr[data-partition="${o.partition}"]`
-      await expect.poll(() => cell(row, 'hw')).toBe(String(o.offset))
+      await poll(() => cell(row, 'hw')).toBe(String(o.offset))
       expect(await cell(row, 'start')).toBe('0')
     }
     const [described] = await admin.describeConfigs([{ type: 'topic', name: 'orders' }])
@@ -139,7 +142,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     expect(await row.locator('td').nth(1).innerText()).toBe(retention.value)
     expect(await row.getAttribute('class')).toBe('override')
     await page.locator('[data-testid=overrides-only]').check()
-    await expect.poll(() => page.locator('[data-testid=configs-table] tbody tr').count()).toBe(1)
+    await poll(() => page.locator('[data-testid=configs-table] tbody tr').count()).toBe(1)
     await shot('topic')
   })
 
@@ -147,7 +150,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await open('#/topics/orders/1')
     const sent = ORDERS.filter((o) => o.partition === 1)
     const rows = page.locator('[data-testid=messages-table] tbody tr')
-    await expect.poll(() => rows.count()).toBe(sent.length)
+    await poll(() => rows.count()).toBe(sent.length)
     for (const [i, o] of sent.entries()) {
       const row = `[data-testid=messages-table] tr[data-offset="${i}"]`
       expect(await cell(row, 'key')).toBe(o.key)
@@ -157,7 +160,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await page.locator('[data-testid=tail]').click()
     await producer.send({ topic: 'orders', partition: 1, key: 'late', value: JSON.stringify({ id: 99 }) })
     const tailRow = `[data-testid=messages-table] tr[data-offset="${sent.length}"]`
-    await expect.poll(() => page.locator(tailRow).count(), { timeout: 20_000 }).toBe(1)
+    await poll(() => page.locator(tailRow).count()).toBe(1)
     expect(await cell(tailRow, 'key')).toBe('late')
     expect(JSON.parse(await cell(tailRow, 'value'))).toEqual({ id: 99 })
     await page.locator('[data-testid=tail]').click()
@@ -168,7 +171,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await open('#/topics/audit/0')
     await page.locator('[data-testid=offset]').fill('7')
     await page.locator('[data-testid=go]').click()
-    await expect.poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('7')
+    await poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('7')
     expect(await cell('[data-testid=messages-table] tr[data-offset="7"]', 'value')).toBe('line 7: äöü')
     // Jumping to a time lands on the first record at or after it, as ListOffsets by timestamp does.
     const at = AUDIT_T0 + 4 * 60_000 + 1000
@@ -176,7 +179,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await page.locator('[data-testid=go]').click()
     const [byTime] = await admin.listOffsets([{ topic: 'audit', partition: 0, timestamp: at }])
     expect(byTime!.offset).toBe(5n)
-    await expect.poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('5')
+    await poll(() => page.locator('[data-testid=messages-table] tbody tr').first().getAttribute('data-offset')).toBe('5')
     expect(await cell('[data-testid=messages-table] tr[data-offset="5"]', 'timestamp')).toBe(new Date(AUDIT_T0 + 5 * 60_000).toISOString())
   })
 
@@ -189,7 +192,7 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
 
     await open('#/groups')
     const row = '[data-testid=groups-table] tr[data-group="billing"]'
-    await expect.poll(() => cell(row, 'state')).toBe(group!.state)
+    await poll(() => cell(row, 'state')).toBe(group!.state)
     expect(await cell(row, 'members')).toBe('1')
     expect(await cell(row, 'lag')).toBe(String([...expectedLag.values()].reduce((a, b) => a + b, 0)))
     await shot('groups')
@@ -198,15 +201,15 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     const member = group!.members[0]!
     const memberRow = `[data-testid=members-table] tr[data-member="${member.memberId}"]`
     const assigned = member.memberAssignment!.assignedPartitions.map((a) => `${a.topic}: ${[...a.partitions].sort((x, y) => x - y).join(',')}`).join('; ')
-    await expect.poll(() => cell(memberRow, 'assignment')).toBe(assigned)
+    await poll(() => cell(memberRow, 'assignment')).toBe(assigned)
     for (const c of committed.filter((x) => x.offset >= 0n)) {
       const lagRow = `[data-testid=lag-table] tr[data-topic="orders"][data-partition="${c.partition}"]`
       expect(await cell(lagRow, 'committed')).toBe(String(c.offset))
       expect(await cell(lagRow, 'lag')).toBe(String(expectedLag.get(c.partition)))
     }
     // The live chart has one line per partition with a commit.
-    await expect.poll(async () => (await page.locator('[data-testid=lag-chart] + .legend span').count())).toBe(expectedLag.size)
-    await expect.poll(() => inked('lag-chart'), { timeout: 20_000 }).toBeGreaterThan(50)
+    await poll(async () => (await page.locator('[data-testid=lag-chart] + .legend span').count())).toBe(expectedLag.size)
+    await poll(() => inked('lag-chart')).toBeGreaterThan(50)
     await shot('group')
   })
 })
