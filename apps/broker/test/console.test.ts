@@ -8,6 +8,7 @@ import { connectTracked, trackOpened } from './helpers/opened.js'
 import type { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
 import { until } from './helpers/until.js'
+import * as txn from './txn/helpers.js'
 
 // The console's JSON API over HTTP, checked against what was written over the Kafka protocol.
 
@@ -156,6 +157,34 @@ describe('console JSON API', () => {
     expect(first.body.nextOffset).toBe(64)
     const rest = await get(b, `/api/topics/blobs/partitions/0/messages?offset=64&limit=500`)
     expect(rest.body.records.map((r: { offset: number }) => r.offset)).toEqual(Array.from({ length: 16 }, (_, i) => 64 + i))
+  })
+
+  it('reads read_committed as a consumer does: up to the last stable offset, aborted transactions left out', async () => {
+    const { b, c } = await txn.start({ consolePort: 0 }, tempDir(), 1)
+    await txn.produce(c, null, -1n, -1, 0, -1, { n: 2, transactional: false })
+    const runTxn = async (id: string, n: number, end: 'abort' | 'commit' | 'open') => {
+      const { producerId, producerEpoch } = await txn.init(c, id)
+      expect(await txn.addPartitions(c, id, producerId, producerEpoch, [0])).toEqual([0])
+      expect((await txn.produce(c, id, producerId, producerEpoch, 0, 0, { n })).errorCode).toBe(0)
+      if (end !== 'open') expect((await txn.endTxn(c, id, producerId, producerEpoch, end === 'commit')).errorCode).toBe(0)
+    }
+    await runTxn('aborted', 3, 'abort') // offsets 2-4, marker 5
+    await runTxn('committed', 2, 'commit') // offsets 6-7, marker 8
+    await runTxn('open', 2, 'open') // offsets 9-10, no marker yet
+    const offsets = (body: { records: { offset: number }[] }) => body.records.map((r) => r.offset)
+    const uncommitted = await until('both markers written', async () => {
+      const r = await get(b, `/api/topics/${txn.TOPIC}/partitions/0/messages?offset=0`)
+      return r.body.highWatermark === 11 ? r.body : undefined
+    })
+    expect(offsets(uncommitted)).toEqual([0, 1, 2, 3, 4, 6, 7, 9, 10])
+    expect(uncommitted).toMatchObject({ isolation: 'read_uncommitted', lastStableOffset: 9, nextOffset: 11 })
+    const committed = await get(b, `/api/topics/${txn.TOPIC}/partitions/0/messages?offset=0&isolation=read_committed`)
+    expect(offsets(committed.body)).toEqual([0, 1, 6, 7])
+    expect(committed.body).toMatchObject({ isolation: 'read_committed', nextOffset: 9, highWatermark: 11, lastStableOffset: 9 })
+    const latest = await get(b, `/api/topics/${txn.TOPIC}/partitions/0/messages?last=2&isolation=read_committed`)
+    // The last two offsets below the last stable offset are record 7 and the commit marker.
+    expect(offsets(latest.body)).toEqual([7])
+    expect((await get(b, `/api/topics/${txn.TOPIC}/partitions/0/messages?isolation=dirty`)).body.error).toBe('INVALID_REQUEST')
   })
 
   it('shows a group with its members, their assignments and the lag per partition', async () => {

@@ -106,7 +106,7 @@ export function describeTopic(broker: BrokerContext, name: string) {
   return { name: t.name, topicId: t.topicId, internal: t.isInternal, partitions: partitionsOf(t), configs }
 }
 
-/** GET /api/topics/:t/partitions/:p/messages?offset=|timestamp=|last=&limit= */
+/** GET /api/topics/:t/partitions/:p/messages?offset=|timestamp=|last=&limit=&isolation= */
 export async function messages(broker: BrokerContext, name: string, partitionText: string, q: URLSearchParams) {
   const t = topicOrThrow(broker, name)
   const partition = intParam(new URLSearchParams({ partition: partitionText }), 'partition', undefined)!
@@ -115,13 +115,15 @@ export async function messages(broker: BrokerContext, name: string, partitionTex
   if (log.isOffline) throw new ConsoleError(503, 'KAFKA_STORAGE_ERROR', `${name}-${partition} is offline`)
   const limit = intParam(q, 'limit', 50)!
   if (limit < 1 || limit > MAX_RECORDS) throw new ConsoleError(400, 'INVALID_REQUEST', `limit must be 1..${MAX_RECORDS}`)
+  const isolation = q.get('isolation') ?? 'read_uncommitted'
+  if (isolation !== 'read_uncommitted' && isolation !== 'read_committed') throw new ConsoleError(400, 'INVALID_REQUEST', `isolation must be read_uncommitted or read_committed, not ${JSON.stringify(isolation)}`)
   const timestamp = intParam(q, 'timestamp', undefined)
   const last = intParam(q, 'last', undefined)
   let offset: number
   if (timestamp !== undefined) offset = await offsetForTime(log, timestamp)
-  else if (last !== undefined) offset = log.highWatermark - Math.max(0, last)
+  else if (last !== undefined) offset = (isolation === 'read_committed' ? log.lastStableOffset : log.highWatermark) - Math.max(0, last)
   else offset = intParam(q, 'offset', log.logStartOffset)!
-  return { topic: name, partition, ...(await browse(log, offset, limit)) }
+  return { topic: name, partition, isolation, ...(await browse(log, offset, limit, isolation)) }
 }
 
 /** Members' assignments decoded when the group speaks the consumer protocol; other protocols show bytes only. */

@@ -31,7 +31,11 @@ export interface BrowseResult {
   nextOffset: number
   logStartOffset: number
   highWatermark: number
+  lastStableOffset: number
 }
+
+/** As a consumer's isolation.level: read_committed stops at the last stable offset and drops aborted transactions (KIP-98). */
+export type Isolation = 'read_uncommitted' | 'read_committed'
 
 export const MAX_RECORDS = 500
 // Per read and per value: a page of a topic holding 50 MB records must stay small.
@@ -73,10 +77,11 @@ function encode(b: Buffer | null): EncodedBytes | null {
  * huge partition is never loaded whole and the event loop is never held by one page.
  * Control batches (transaction markers) are skipped, as a consumer skips them.
  */
-export async function browse(log: PartitionLog, offset: number, limit: number): Promise<BrowseResult> {
+export async function browse(log: PartitionLog, offset: number, limit: number, isolation: Isolation = 'read_uncommitted'): Promise<BrowseResult> {
   const n = Math.max(1, Math.min(MAX_RECORDS, limit))
   const start = log.logStartOffset
-  const hw = log.highWatermark
+  const committed = isolation === 'read_committed'
+  const hw = committed ? log.lastStableOffset : log.highWatermark
   let next = Math.min(Math.max(offset, start), hw)
   const records: BrowsedRecord[] = []
   let pageBytes = 0
@@ -95,10 +100,15 @@ export async function browse(log: PartitionLog, offset: number, limit: number): 
     }
     if (bytes.length === 0) break
     const batches = await decodeRecordBatchesAsync(bytes)
+    const last = batches.at(-1)
+    // The index names each aborted transaction's producer and offset range, marker included.
+    const aborted = committed && last !== undefined ? log.abortedTransactions(next, Number(last.baseOffset) + last.lastOffsetDelta + 1) : []
     let progressed = false
     for (const batch of batches) {
-      const batchEnd = Number(batch.baseOffset) + batch.lastOffsetDelta + 1
-      if (batch.isControl) {
+      const base = Number(batch.baseOffset)
+      const batchEnd = base + batch.lastOffsetDelta + 1
+      const abortedBatch = batch.isTransactional && aborted.some((a) => BigInt(a.producerId) === batch.producerId && a.firstOffset <= base && base <= a.lastOffset)
+      if (batch.isControl || abortedBatch) {
         next = Math.max(next, batchEnd)
         progressed = true
         continue
@@ -128,7 +138,7 @@ export async function browse(log: PartitionLog, offset: number, limit: number): 
     }
     if (!progressed) break
   }
-  return { records, nextOffset: next, logStartOffset: log.logStartOffset, highWatermark: log.highWatermark }
+  return { records, nextOffset: next, logStartOffset: log.logStartOffset, highWatermark: log.highWatermark, lastStableOffset: log.lastStableOffset }
 }
 
 /** The first offset whose batch holds a timestamp at or after `timestamp` (ListOffsets by time), or the high watermark. */

@@ -239,6 +239,7 @@
     const offsetIn = el('input', { type: 'number', min: 0, placeholder: 'offset', 'data-testid': 'offset' })
     const timeIn = el('input', { type: 'datetime-local', step: 1, 'data-testid': 'timestamp' })
     const limitIn = el('input', { type: 'number', min: 1, max: 500, value: 50, 'data-testid': 'limit', style: 'width:70px' })
+    const isolation = el('select', { 'data-testid': 'isolation', title: "as a consumer's isolation.level", on: { change: () => load(`offset=${rows.length > 0 ? rows[0].offset : 0}`).catch(showError) } }, ['read_uncommitted', 'read_committed'].map((m) => el('option', { value: m }, m)))
     const decode = el('select', { 'data-testid': 'decode', on: { change: () => { mode = decode.value; draw() } } }, ['auto', 'utf8', 'json', 'base64'].map((m) => el('option', { value: m }, m)))
     const tailBtn = el('button', { 'data-testid': 'tail', on: { click: () => { tailing = !tailing; tailBtn.classList.toggle('on', tailing); tailBtn.textContent = tailing ? 'Stop tail' : 'Live tail'; if (tailing) tail() } } }, 'Live tail')
     const summary = el('div', { class: 'muted', 'data-testid': 'messages-summary' })
@@ -263,17 +264,17 @@
       )
     }
     async function load(query) {
-      const res = await api(`/api/topics/${enc(name)}/partitions/${partition}/messages?${query}&limit=${enc(limitIn.value || '50')}`)
+      const res = await api(`/api/topics/${enc(name)}/partitions/${partition}/messages?${query}&limit=${enc(limitIn.value || '50')}&isolation=${isolation.value}`)
       rows = res.records
       next = res.nextOffset
-      summary.textContent = `offsets ${res.logStartOffset} to ${res.highWatermark - 1} (high watermark ${res.highWatermark}); showing ${rows.length}`
+      summary.textContent = `offsets ${res.logStartOffset} to ${res.highWatermark - 1} (high watermark ${res.highWatermark}, last stable ${res.lastStableOffset}); showing ${rows.length} ${res.isolation}`
       draw()
     }
     async function tail() {
       const gen = generation
       while (tailing && gen === generation) {
         try {
-          const res = await api(`/api/topics/${enc(name)}/partitions/${partition}/messages?offset=${next}&limit=500`)
+          const res = await api(`/api/topics/${enc(name)}/partitions/${partition}/messages?offset=${next}&limit=500&isolation=${isolation.value}`)
           if (res.records.length > 0) {
             rows = rows.concat(res.records).slice(-500)
             draw()
@@ -289,7 +290,7 @@
     const go = el('button', { 'data-testid': 'go', on: { click: () => (timeIn.value ? load(`timestamp=${new Date(timeIn.value).getTime()}`) : load(`offset=${enc(offsetIn.value || '0')}`)).catch(showError) } }, 'Go')
     view.replaceChildren(
       el('h1', {}, el('a', { href: `#/topics/${enc(name)}` }, name), ` / partition ${partition}`),
-      el('div', { class: 'toolbar' }, pick, offsetIn, 'or from', timeIn, 'limit', limitIn, go, el('button', { 'data-testid': 'latest', on: { click: () => load(`last=${enc(limitIn.value || '50')}`).catch(showError) } }, 'Latest'), tailBtn, 'decode', decode),
+      el('div', { class: 'toolbar' }, pick, offsetIn, 'or from', timeIn, 'limit', limitIn, go, el('button', { 'data-testid': 'latest', on: { click: () => load(`last=${enc(limitIn.value || '50')}`).catch(showError) } }, 'Latest'), tailBtn, isolation, 'decode', decode),
       summary,
       body,
     )
