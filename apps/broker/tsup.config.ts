@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs'
 import { defineConfig } from 'tsup'
 
 // Both builds write into dist/, so the build script empties it once up front
@@ -11,6 +12,12 @@ export default defineConfig([
     sourcemap: true,
     target: 'node20',
     platform: 'node',
+    // The console finds its static files from import.meta.url, which the CJS build must shim.
+    shims: true,
+    // The console's pages ship as files beside the bundles (dist/console), not inlined.
+    onSuccess: async () => {
+      cpSync('src/console/static', 'dist/console', { recursive: true })
+    },
   },
   {
     // The CLI: ESM only, executable through the shebang.

@@ -2,7 +2,8 @@
 # Installs the interop peers that come from Debian when they are missing:
 # kcat (librdkafka), python3-kafka (kafka-python), python3-confluent-kafka, the
 # zstd and lz4 CLIs (the reference codecs our frames are checked against) and unzip
-# (reads the version file of the Kafka jars a test ran, for the peer record).
+# (reads the version file of the Kafka jars a test ran, for the peer record) and
+# chromium (the headless browser test/interop/console-browser.test.ts drives).
 # The Python modules belong to /usr/bin/python3 (the first python3 on PATH may be
 # another one). Apache Kafka itself comes from Maven Central (test/helpers/kafka.ts).
 # Under CI=true a peer that cannot be installed fails the run; elsewhere it warns.
@@ -17,9 +18,10 @@ command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
 command -v zstd >/dev/null 2>&1 || missing+=(zstd)
 command -v lz4 >/dev/null 2>&1 || missing+=(lz4)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java, zstd, lz4, unzip"
+  echo "interop peers present: kcat, python3-kafka, python3-confluent-kafka, mvn, java, zstd, lz4, unzip, chromium"
   exit 0
 fi
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { randomUuid } from '@tidelog/protocol'
 import { type BrokerConfig, validateConfig } from './config.js'
+import { BrokerConsole, type ConsoleInfo } from './console/index.js'
 import { AppendNotifier, type BrokerContext } from './context.js'
 import { checkDataDirFormat } from './data-dir-format.js'
 import { type CoordinatorOptions, GroupCoordinator } from './groups/coordinator.js'
@@ -57,6 +58,8 @@ export interface Broker {
   readonly advertised: { readonly host: string; readonly port: number }
   /** Every listener opened, in the order given (the first is `host`/`port`/`advertised`). */
   readonly listeners: readonly ListenerInfo[]
+  /** The web console and /metrics, when started with consolePort. */
+  readonly console: ConsoleInfo | undefined
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -136,6 +139,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     maxOpenFiles: config.maxOpenFiles,
   })
   let server: KafkaServer | undefined
+  let web: BrokerConsole | undefined
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
   try {
@@ -156,6 +160,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     // Before the first request: transactions a crash left preparing complete now.
     txns.start()
     const context: BrokerContext = { config, logger, logs, topics, clusterId, nodeId: config.nodeId, advertised, appends, groups, producerIds, txns }
+    // Counting costs a little on every request, so only a broker with its console on pays it.
+    if (config.consolePort !== undefined) web = new BrokerConsole(context)
     const listenerSpecs = resolveListeners(config)
     const security = new SecurityManager({
       dataDir,
@@ -185,6 +191,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       listeners: listenerSpecs,
       security,
       ...(tls !== undefined ? { tls } : {}),
+      ...(web !== undefined ? { metrics: web.metrics } : {}),
     })
     const bound = await server.listenAll()
     const listeners: ListenerInfo[] = bound.map((l) => ({ name: l.spec.name, protocol: l.spec.protocol, host: l.host, port: l.port, advertised: l.advertised }))
@@ -194,6 +201,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     for (const l of listeners) {
       logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
+
+    const consoleInfo = await web?.listen(config.consolePort!)
 
     let closing: Promise<void> | undefined
     const s = server
@@ -207,9 +216,11 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       clusterId,
       advertised,
       listeners,
+      console: consoleInfo,
       close() {
         closing ??= (async () => {
           const stopped = s.close()
+          await web?.close()
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
           groups.close()
@@ -224,6 +235,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       },
     }
   } catch (err) {
+    await web?.close().catch(() => {})
     if (server !== undefined) await server.close(0).catch(() => {})
     await txnStore?.close().catch(() => {})
     await offsets?.close().catch(() => {})

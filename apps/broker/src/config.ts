@@ -112,6 +112,8 @@ export interface BrokerConfig {
   superUsers: string
   /** Kafka's allow.everyone.if.no.acl.found: a resource no ACL names is open to everyone (default false). */
   allowEveryoneIfNoAclFound: boolean
+  /** Serve the web console and /metrics over HTTP on 127.0.0.1 at this port (0 picks one); off when unset. */
+  consolePort: number | undefined
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -178,6 +180,7 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   authorizerClassName: undefined,
   superUsers: '',
   allowEveryoneIfNoAclFound: false,
+  consolePort: undefined,
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -260,6 +263,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'saslPlainUsersFile', flag: 'sasl-plain-users-file', env: 'TIDELOG_SASL_PLAIN_USERS_FILE', kind: { type: 'string', nonEmpty: true }, help: 'JAAS-style file whose user_NAME="password" entries are the PLAIN users' },
   { key: 'connectionsMaxReauthMs', flag: 'connections-max-reauth-ms', env: 'TIDELOG_CONNECTIONS_MAX_REAUTH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'SASL sessions last this long, then must re-authenticate (KIP-368); 0 never expires' },
   { key: 'connectionFailedAuthenticationDelayMs', flag: 'connection-failed-authentication-delay-ms', env: 'TIDELOG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'hold back the answer to a failed authentication this long before closing' },
+  { key: 'consolePort', flag: 'console-port', env: 'TIDELOG_CONSOLE_PORT', kind: { type: 'int', min: 0, max: 65535 }, help: 'serve the web console and Prometheus /metrics on http://127.0.0.1:PORT (0 picks a free one); off by default' },
   { key: 'sslPrincipalMappingRules', flag: 'ssl-principal-mapping-rules', env: 'TIDELOG_SSL_PRINCIPAL_MAPPING_RULES', kind: { type: 'string', nonEmpty: true }, help: 'RULE:pattern/replacement/[LU],...,DEFAULT: the user name from a client certificate subject (KIP-371)' },
   { key: 'authorizerClassName', flag: 'authorizer-class-name', env: 'TIDELOG_AUTHORIZER_CLASS_NAME', kind: { type: 'enum', values: ACCEPTED_AUTHORIZERS }, help: `turn ACLs on: ${STANDARD_AUTHORIZER}` },
   { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },

@@ -32,8 +32,9 @@ async function main(): Promise<void> {
   }
   // One ready line on stdout (scripts wait for it); further listeners are named on it too.
   const more = broker.listeners.length > 1 ? `, listeners ${broker.listeners.map((l) => `${l.name}://${l.host}:${l.port}`).join(',')}` : ''
+  const web = broker.console !== undefined ? `, console ${broker.console.url}` : ''
   process.stdout.write(
-    `tidelog-broker listening on ${broker.host}:${broker.port} (node ${config.nodeId}, data ${broker.dataDir}${more})\n`,
+    `tidelog-broker listening on ${broker.host}:${broker.port} (node ${config.nodeId}, data ${broker.dataDir}${more}${web})\n`,
   )
 
   let closing = false

@@ -11,6 +11,7 @@ import type { BrokerContext } from './context.js'
 import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
+import type { BrokerMetrics } from './metrics/broker-metrics.js'
 import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
@@ -31,6 +32,8 @@ export interface ServerOptions {
   security: SecurityManager
   /** Certificates for SSL and SASL_SSL listeners. */
   tls?: TlsContextProvider
+  /** Counts each answered request (rate, latency, bytes) for /metrics and the console. */
+  metrics?: BrokerMetrics
 }
 
 /** One open listener: its spec, where it is bound, and what Metadata tells its clients. */
@@ -55,6 +58,10 @@ interface Slot {
   done: boolean
   /** The encoded response frame as chunks to write in order (see encodeResponseChunks), or null when none is sent. */
   out: Buffer[] | null
+  /** For metrics: when it was decoded, the request, and its frame size (request stays undefined for refused ones). */
+  started: number
+  request: unknown
+  requestBytes: number
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -316,6 +323,11 @@ class Connection implements PoolMember {
       return
     }
     const slot = this.enqueue(header.apiKey, v, header.correlationId)
+    if (this.opts.metrics !== undefined) {
+      slot.started = performance.now()
+      slot.request = request
+      slot.requestBytes = frame.length
+    }
     if (v < handler.minVersion) {
       this.complete(slot, handler, handler.errorResponse(request, ErrorCodes.UNSUPPORTED_VERSION, v))
       return
@@ -368,7 +380,7 @@ class Connection implements PoolMember {
   private enqueue(apiKey: number, version: number, correlationId: number): Slot {
     const isFetch = apiKey === ApiKeys.Fetch
     if (isFetch) this.fetchesInFlight++
-    const slot: Slot = { apiKey, isFetch, version, correlationId, done: false, out: null }
+    const slot: Slot = { apiKey, isFetch, version, correlationId, done: false, out: null, started: 0, request: undefined, requestBytes: 0 }
     this.queue.push(slot)
     return slot
   }
@@ -398,6 +410,7 @@ class Connection implements PoolMember {
     }
     slot.done = true
     if (slot.isFetch) this.fetchesInFlight--
+    if (slot.request !== undefined) this.opts.metrics?.observe(slot, handler.api.name, response)
     this.flushQueue()
   }
 
