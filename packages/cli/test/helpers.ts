@@ -1,0 +1,81 @@
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Broker, startBroker, type BrokerOptions } from '@tidelog/broker'
+
+const pkg = fileURLToPath(new URL('..', import.meta.url))
+export const BIN = join(pkg, 'dist', 'bin.js')
+
+function newest(dir: string): number {
+  let t = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs)
+  }
+  return t
+}
+
+/**
+ * The tests run the built command as a person would (`node dist/bin.js`: a tsx start costs a
+ * second per spawn); a build older than src/ is rebuilt first, so they never test stale code.
+ */
+export function ensureBuilt(): void {
+  let built = 0
+  try {
+    built = statSync(BIN).mtimeMs
+  } catch {
+    // not built yet
+  }
+  if (built < newest(join(pkg, 'src'))) execFileSync('npx', ['tsup'], { cwd: pkg, stdio: 'ignore' })
+}
+
+export interface Result {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Spawns `tidelog ...args` with stdin from `input`, no TIDELOG_* from the caller, and its own config dir. */
+export function tidelog(args: string[], options: { input?: string | Buffer; env?: Record<string, string>; configHome?: string } = {}): Promise<Result> {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDELOG_')))
+  env.XDG_CONFIG_HOME = options.configHome ?? join(tmpdir(), 'tidelog-cli-test-no-config')
+  Object.assign(env, options.env)
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout.on('data', (c: Buffer) => out.push(c))
+    child.stderr.on('data', (c: Buffer) => err.push(c))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }))
+    child.stdin.end(options.input ?? '')
+  })
+}
+
+export interface TestBroker {
+  broker: Broker
+  bootstrap: string
+  dataDir: string
+  /** `tidelog` with `-b` pointing at this broker. */
+  run(args: string[], options?: Parameters<typeof tidelog>[1]): Promise<Result>
+  close(): Promise<void>
+}
+
+export async function testBroker(options: Partial<BrokerOptions> = {}): Promise<TestBroker> {
+  ensureBuilt()
+  const dataDir = mkdtempSync(join(tmpdir(), 'tidelog-cli-'))
+  const broker = await startBroker({ port: 0, dataDir, logLevel: 'error', ...options })
+  const bootstrap = `127.0.0.1:${broker.port}`
+  return {
+    broker,
+    bootstrap,
+    dataDir,
+    run: (args, o) => tidelog([...args, '-b', bootstrap], o),
+    async close() {
+      await broker.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
