@@ -20,7 +20,7 @@ afterAll(async () => {
 
 const lines = (s: string) => s.split('\n').filter((l) => l !== '')
 
-describe('tidelog topics', () => {
+describe.concurrent('tidelog topics', () => {
   it('creates, lists, describes, alters and deletes topics as kafka-topics.sh prints them', async () => {
     expect(await b.run(['topics', 'create', 'orders', '--partitions', '3', '--config', 'retention.ms=3600000'])).toMatchObject({ code: 0, stdout: 'Created topic orders.\n' })
     expect((await b.run(['topics', 'list'])).stdout.split('\n')).toContain('orders')
@@ -52,7 +52,7 @@ describe('tidelog topics', () => {
   })
 })
 
-describe('tidelog produce and consume', () => {
+describe.concurrent('tidelog produce and consume', () => {
   beforeAll(async () => {
     for (const t of ['lines', 'json', 'raw', 'codec']) expect((await b.run(['topics', 'create', t, '--partitions', '2'])).code).toBe(0)
   })
@@ -112,7 +112,7 @@ describe('tidelog produce and consume', () => {
   })
 })
 
-describe('bad input: one line on stderr, a documented exit code', () => {
+describe.concurrent('bad input: one line on stderr, a documented exit code', () => {
   it('usage errors exit 2', async () => {
     for (const args of [['consume', 'lines', '--bogus'], ['frobnicate'], ['topics'], ['produce'], ['produce', 'lines', '--acks', '2'], ['consume', 'lines', '--count', 'x'], ['produce', 'lines', '--json', '--raw']]) {
       const r = await b.run(args)
