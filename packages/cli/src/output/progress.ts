@@ -1,7 +1,7 @@
 const MB = 1024 * 1024
 
-function rate(n: number, seconds: number): string {
-  return seconds > 0 ? (n / seconds).toFixed(1) : '0.0'
+function rate(n: number, seconds: number, digits = 1): string {
+  return (seconds > 0 ? n / seconds : 0).toFixed(digits)
 }
 
 /**
@@ -33,7 +33,7 @@ export class Progress {
 
   line(): string {
     const s = (performance.now() - this.started) / 1000
-    return `${this.verb} ${this.records} records, ${(this.bytes / MB).toFixed(2)} MB in ${s.toFixed(1)} s: ${rate(this.records, s)} records/s, ${rate(this.bytes / MB, s)} MB/s`
+    return `${this.verb} ${this.records} records, ${(this.bytes / MB).toFixed(2)} MB in ${s.toFixed(1)} s: ${rate(this.records, s)} records/s, ${rate(this.bytes / MB, s, 2)} MB/s`
   }
 
   private draw(): void {
