@@ -1,0 +1,54 @@
+/**
+ * The clients' security options from the command line, a profile and TIDELOG_* variables,
+ * against a broker whose only listener is SASL_PLAINTEXT (PLAIN users from a JAAS file).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Broker, startBroker } from '@tidelog/broker'
+import { ensureBuilt, tidelog } from './helpers.js'
+
+let broker: Broker
+let dir: string
+let bootstrap: string
+
+beforeAll(async () => {
+  ensureBuilt()
+  dir = mkdtempSync(join(tmpdir(), 'tidelog-cli-sasl-'))
+  const users = join(dir, 'plain.jaas')
+  writeFileSync(users, 'KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required\n  user_alice="alice-secret";\n};\n')
+  broker = await startBroker({ dataDir: join(dir, 'data'), listeners: 'SASL_PLAINTEXT://127.0.0.1:0', saslPlainUsersFile: users, connectionFailedAuthenticationDelayMs: 0, logLevel: 'error' })
+  bootstrap = `127.0.0.1:${broker.listeners[0]!.port}`
+})
+
+afterAll(async () => {
+  await broker?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe.concurrent('SASL from the command line', () => {
+  it('PLAIN with flags, with TIDELOG_SASL_PASSWORD, and from a profile; a wrong password is one clear line, exit 3', async () => {
+    const sasl = ['--security-protocol', 'SASL_PLAINTEXT', '--sasl-mechanism', 'PLAIN', '--sasl-username', 'alice']
+    const created = await tidelog(['topics', 'create', 'secured', '-b', bootstrap, ...sasl, '--sasl-password', 'alice-secret'])
+    expect(created).toMatchObject({ code: 0, stdout: 'Created topic secured.\n' })
+    const produced = await tidelog(['produce', 'secured', '-b', bootstrap, ...sasl], { input: 'hello\n', env: { TIDELOG_SASL_PASSWORD: 'alice-secret' } })
+    expect(produced.code).toBe(0)
+
+    const home = join(dir, 'xdg')
+    mkdirSync(join(home, 'tidelog'), { recursive: true })
+    writeFileSync(join(home, 'tidelog', 'config.json'), JSON.stringify({ profiles: { secure: { 'bootstrap-server': bootstrap, 'sasl-mechanism': 'PLAIN', 'sasl-username': 'alice', 'sasl-password': 'alice-secret' } } }))
+    // A mechanism alone implies SASL_PLAINTEXT, as the profile relies on.
+    const read = await tidelog(['consume', 'secured', '--profile', 'secure', '--from-beginning', '-e'], { configHome: home })
+    expect(read).toMatchObject({ code: 0, stdout: 'hello\n' })
+
+    const wrong = await tidelog(['topics', 'list', '-b', bootstrap, ...sasl, '--sasl-password', 'nope', '--timeout', '3000'])
+    expect(wrong.code).toBe(3)
+    expect(wrong.stderr.split('\n')).toHaveLength(2)
+    expect(wrong.stderr).toMatch(/^tidelog: SASL_AUTHENTICATION_FAILED: .*check --sasl-username \/ --sasl-password and --sasl-mechanism\n$/)
+
+    const plain = await tidelog(['topics', 'list', '-b', bootstrap, '--timeout', '2000'])
+    expect(plain.code).not.toBe(0)
+    expect(plain.stderr.split('\n')).toHaveLength(2)
+  })
+})
