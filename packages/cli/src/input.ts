@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs'
+import { accessSync, constants, createReadStream } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { ProducerRecord } from '@tidelog/producer'
 import { CliError } from './errors.js'
@@ -18,6 +18,15 @@ interface Source {
 
 export function sources(files: readonly string[], stdin: NodeJS.ReadableStream): Source[] {
   if (files.length === 0 || (files.length === 1 && files[0] === '-')) return [{ name: 'stdin', open: () => stdin }]
+  // Every file is checked before the first record is sent, so a typo in the last name sends nothing.
+  for (const f of files) {
+    if (f === '-') continue
+    try {
+      accessSync(f, constants.R_OK)
+    } catch (e) {
+      throw new CliError(`cannot read ${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    }
+  }
   return files.map((f) => (f === '-' ? { name: 'stdin', open: () => stdin } : { name: f, open: () => createReadStream(f) }))
 }
 

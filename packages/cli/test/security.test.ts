@@ -7,19 +7,36 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Broker, startBroker } from '@tidelog/broker'
+import { makeCertificates } from '../../../apps/broker/test/security/certs.js'
 import { ensureBuilt, tidelog } from './helpers.js'
 
 let broker: Broker
 let dir: string
 let bootstrap: string
+let ssl: string
+let saslSsl: string
+let caFile: string
 
 beforeAll(async () => {
   ensureBuilt()
   dir = mkdtempSync(join(tmpdir(), 'tidelog-cli-sasl-'))
   const users = join(dir, 'plain.jaas')
   writeFileSync(users, 'KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required\n  user_alice="alice-secret";\n};\n')
-  broker = await startBroker({ dataDir: join(dir, 'data'), listeners: 'SASL_PLAINTEXT://127.0.0.1:0', saslPlainUsersFile: users, connectionFailedAuthenticationDelayMs: 0, logLevel: 'error' })
+  // The broker suite's certificates: a CA, and a broker certificate for localhost and 127.0.0.1.
+  const certs = makeCertificates(dir)
+  caFile = certs.caFile
+  broker = await startBroker({
+    dataDir: join(dir, 'data'),
+    listeners: 'SASL_PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0',
+    saslPlainUsersFile: users,
+    sslKeystoreLocation: certs.brokerKeystore,
+    sslTruststoreLocation: certs.caFile,
+    connectionFailedAuthenticationDelayMs: 0,
+    logLevel: 'error',
+  })
   bootstrap = `127.0.0.1:${broker.listeners[0]!.port}`
+  ssl = `127.0.0.1:${broker.listeners[1]!.port}`
+  saslSsl = `127.0.0.1:${broker.listeners[2]!.port}`
 })
 
 afterAll(async () => {
@@ -27,7 +44,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-describe.concurrent('SASL from the command line', () => {
+describe.concurrent('security options from the command line', () => {
   it('PLAIN with flags, with TIDELOG_SASL_PASSWORD, and from a profile; a wrong password is one clear line, exit 3', async () => {
     const sasl = ['--security-protocol', 'SASL_PLAINTEXT', '--sasl-mechanism', 'PLAIN', '--sasl-username', 'alice']
     const created = await tidelog(['topics', 'create', 'secured', '-b', bootstrap, ...sasl, '--sasl-password', 'alice-secret'])
@@ -50,5 +67,20 @@ describe.concurrent('SASL from the command line', () => {
     const plain = await tidelog(['topics', 'list', '-b', bootstrap, '--timeout', '2000'])
     expect(plain.code).not.toBe(0)
     expect(plain.stderr.split('\n')).toHaveLength(2)
+  })
+
+  it('TLS with --ssl-ca, SASL_SSL, and a certificate nobody vouches for refused with exit 3 unless --ssl-no-verify', async () => {
+    expect((await tidelog(['topics', 'create', 'tls-topic', '-b', ssl, '--security-protocol', 'SSL', '--ssl-ca', caFile])).code).toBe(0)
+    const viaSaslSsl = await tidelog(['topics', 'list', '-b', saslSsl, '--security-protocol', 'SASL_SSL', '--ssl-ca', caFile, '--sasl-username', 'alice'], { env: { TIDELOG_SASL_PASSWORD: 'alice-secret' } })
+    expect(viaSaslSsl.code).toBe(0)
+    expect(viaSaslSsl.stdout.split('\n')).toContain('tls-topic')
+
+    const untrusted = await tidelog(['topics', 'list', '-b', ssl, '--security-protocol', 'SSL', '--timeout', '2000'])
+    expect(untrusted.code).toBe(3)
+    expect(untrusted.stderr).toMatch(/^tidelog: cannot reach a broker at .*certificate.*\n$/i)
+    expect((await tidelog(['topics', 'list', '-b', ssl, '--security-protocol', 'SSL', '--ssl-no-verify'])).stdout.split('\n')).toContain('tls-topic')
+    const missing = await tidelog(['topics', 'list', '-b', ssl, '--security-protocol', 'SSL', '--ssl-ca', join(dir, 'nope.pem')])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/^tidelog: --ssl-ca: cannot read .*nope\.pem/)
   })
 })

@@ -106,6 +106,10 @@ describe.concurrent('tidelog produce and consume', () => {
     for (const [codec, acks] of [['gzip', '1'], ['lz4', 'all'], ['zstd', '0']] as const) {
       expect((await b.run(['produce', 'codec', '--compression', codec, '--acks', acks], { input: many })).code).toBe(0)
     }
+    const missing = await b.run(['produce', 'raw', '--raw', file, join(b.dataDir, 'missing.bin')])
+    expect(missing).toMatchObject({ code: 1, stderr: `tidelog: cannot read ${join(b.dataDir, 'missing.bin')}: ENOENT\n` })
+    expect(lines((await b.run(['consume', 'raw', '--from-beginning', '-e', '-f', '%o\\n'])).stdout)).toHaveLength(2)
+
     const back = lines((await b.run(['consume', 'codec', '--from-beginning', '-e'])).stdout)
     expect(back).toHaveLength(1500)
     expect(new Set(back)).toEqual(new Set(many.split('\n')))

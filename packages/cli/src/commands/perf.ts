@@ -117,12 +117,15 @@ const perfConsume: Command = {
         for await (const batch of consumer.batches()) {
           firstAt ??= performance.now()
           if (group !== undefined && rebalanceMs === 0) rebalanceMs = firstAt - started
+          const before = bytes
+          let n = 0
           for (const m of batch.messages) {
             if (records >= total) break
             records++
+            n++
             bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0)
           }
-          progress.add(batch.messages.length, 0)
+          progress.add(n, bytes - before)
           if (records >= total || ctx.io.signal.aborted) break
         }
       }

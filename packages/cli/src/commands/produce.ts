@@ -28,6 +28,7 @@ const produce: Command = {
     const headers = keyValues(ctx.args.lists.get('header') ?? [], '--header')
     const partition = intValue(ctx.args, 'partition', { min: 0 })
     const rate = intValue(ctx.args, 'rate', { min: 1 })
+    const input = sources(files, ctx.io.stdin)
     const options = producerOptions(ctx, ctx.args)
     const count = await partitionCount(ctx, topic)
     if (partition !== undefined && partition >= count) throw new UsageError(`--partition ${partition}: topic ${topic} has partitions 0-${count - 1}`)
@@ -37,7 +38,7 @@ const produce: Command = {
     const limiter = new RateLimiter(rate)
     let failure: unknown
     try {
-      for await (const rec of readRecords(sources(files, ctx.io.stdin), mode)) {
+      for await (const rec of readRecords(input, mode)) {
         if (ctx.io.signal.aborted) break
         await limiter.take()
         const merged: HeaderInput | undefined = Object.keys(headers).length === 0 ? rec.headers : { ...headers, ...(rec.headers as Record<string, string | null> | undefined) }
