@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
-import { testBroker, tidelog, type TestBroker } from './helpers.js'
+import { start, testBroker, tidelog, type TestBroker } from './helpers.js'
 
 let b: TestBroker
 let admin: Admin
@@ -117,6 +117,22 @@ describe.concurrent('tidelog groups', () => {
       await consumer.close()
     }
     expect((await b.run(['groups', 'delete', 'live'])).code).toBe(0)
+  })
+
+  it('Ctrl-C ends a consume --group with exit 0 and commits what it printed; --rate paces produce', async () => {
+    await admin.createTopics([{ name: 'sigint', partitions: 1 }])
+    const c = start(['consume', 'sigint', '--group', 'g-sig', '--from-beginning', '-b', b.bootstrap])
+    await waitFor(async () => (await admin.describeGroups(['g-sig']))[0]!.state === 'Stable', 'the consumer to join')
+    const t0 = Date.now()
+    // 10 records at 20/s cannot take less than 0.45 s however fast the machine is.
+    expect((await b.run(['produce', 'sigint', '--rate', '20'], { input: 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n' })).code).toBe(0)
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(450)
+    await waitFor(async () => lines(c.stdout()).length === 10, 'ten records printed')
+    c.child.kill('SIGINT')
+    const r = await c.done
+    expect(r.code).toBe(0)
+    expect(lines(r.stdout)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'])
+    expect(await committed('g-sig')).toEqual([[0, 10]])
   })
 })
 

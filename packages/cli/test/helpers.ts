@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -37,21 +37,36 @@ export interface Result {
   stderr: string
 }
 
-/** Spawns `tidelog ...args` with stdin from `input`, no TIDELOG_* from the caller, and its own config dir. */
-export function tidelog(args: string[], options: { input?: string | Buffer; env?: Record<string, string>; configHome?: string } = {}): Promise<Result> {
+export interface Running {
+  child: ChildProcess
+  /** stdout so far. */
+  stdout(): string
+  done: Promise<Result>
+}
+
+type SpawnOptions = { input?: string | Buffer; env?: Record<string, string>; configHome?: string; keepStdinOpen?: boolean }
+
+/** Starts `tidelog ...args` with no TIDELOG_* from the caller and its own config dir; stdin gets `input`, then EOF. */
+export function start(args: string[], options: SpawnOptions = {}): Running {
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TIDELOG_')))
   env.XDG_CONFIG_HOME = options.configHome ?? join(tmpdir(), 'tidelog-cli-test-no-config')
   Object.assign(env, options.env)
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout.on('data', (c: Buffer) => out.push(c))
-    child.stderr.on('data', (c: Buffer) => err.push(c))
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const out: Buffer[] = []
+  const err: Buffer[] = []
+  child.stdout!.on('data', (c: Buffer) => out.push(c))
+  child.stderr!.on('data', (c: Buffer) => err.push(c))
+  const done = new Promise<Result>((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }))
-    child.stdin.end(options.input ?? '')
   })
+  if (options.keepStdinOpen !== true) child.stdin!.end(options.input ?? '')
+  return { child, stdout: () => Buffer.concat(out).toString(), done }
+}
+
+/** Runs `tidelog ...args` to its end. */
+export function tidelog(args: string[], options: SpawnOptions = {}): Promise<Result> {
+  return start(args, options).done
 }
 
 export interface TestBroker {
