@@ -11,6 +11,9 @@ export interface OptionSpec {
   help: string
 }
 
+/** `--json`, which every listing command takes. */
+export const JSON_FLAG: OptionSpec = { name: 'json', kind: 'flag', help: 'print JSON instead of text' }
+
 export interface Parsed {
   positionals: string[]
   flags: Set<string>

@@ -1,6 +1,7 @@
 import { parseArgs, type OptionSpec } from './args.js'
 import { clusterCommands } from './commands/cluster.js'
 import { completionCommands } from './commands/completion.js'
+import { configCommands } from './commands/configs.js'
 import { consumeCommands } from './commands/consume.js'
 import { groupCommands } from './commands/groups.js'
 import { perfCommands } from './commands/perf.js'
@@ -25,6 +26,7 @@ export const COMMANDS: Command[] = [
   ...consumeCommands,
   ...groupCommands,
   ...clusterCommands,
+  ...configCommands,
   ...perfCommands,
   ...completionCommands,
 ]

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Broker, startBroker } from '@tidelog/broker'
+import { RawClient } from '../../../apps/broker/test/helpers/raw-client.js'
 import { makeCertificates } from '../../../apps/broker/test/security/certs.js'
+import { login, upsertScramUser } from '../../../apps/broker/test/security/helpers.js'
 import { ensureBuilt, tidelog } from './helpers.js'
 
 let broker: Broker
@@ -82,5 +84,24 @@ describe.concurrent('security options from the command line', () => {
     const missing = await tidelog(['topics', 'list', '-b', ssl, '--security-protocol', 'SSL', '--ssl-ca', join(dir, 'nope.pem')])
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/^tidelog: --ssl-ca: cannot read .*nope\.pem/)
+  })
+
+  it('SCRAM-SHA-256 and SCRAM-SHA-512 users (made through AlterUserScramCredentials, as alice)', async () => {
+    const c = await RawClient.connect(broker.listeners[0]!.port)
+    try {
+      expect((await login(c, 'PLAIN', 'alice', 'alice-secret')).errorCode).toBe(0)
+      for (const m of ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const) expect(await upsertScramUser(c, `svc-${m}`, 'pä55', m)).toEqual([{ user: `svc-${m}`, errorCode: 0, errorMessage: null }])
+    } finally {
+      c.close()
+    }
+    for (const m of ['SCRAM-SHA-256', 'scram-sha-512']) {
+      const r = await tidelog(['cluster', '-b', bootstrap, '--sasl-mechanism', m, '--sasl-username', `svc-${m.toUpperCase()}`], { env: { TIDELOG_SASL_PASSWORD: 'pä55' } })
+      expect(r, m).toMatchObject({ code: 0, stderr: '' })
+      expect(r.stdout).toMatch(/^Cluster ID: /)
+    }
+    const wrong = await tidelog(['cluster', '-b', bootstrap, '--sasl-mechanism', 'SCRAM-SHA-512', '--sasl-username', 'svc-SCRAM-SHA-512', '--sasl-password', 'x', '--timeout', '3000'])
+    expect(wrong.code).toBe(3)
+    expect(wrong.stderr).toMatch(/^tidelog: SASL_AUTHENTICATION_FAILED: /)
+    expect((await tidelog(['cluster', '-b', bootstrap, '--sasl-mechanism', 'GSSAPI', '--sasl-username', 'u', '--sasl-password', 'p'])).code).toBe(2)
   })
 })

@@ -1,11 +1,9 @@
 import type { Admin, GroupDescription, GroupOffset, PartitionOffset } from '@tidelog/client'
-import { exclusive, parseBigInt, parseInteger } from '../args.js'
+import { exclusive, JSON_FLAG, parseBigInt, parseInteger } from '../args.js'
 import type { Command, Context } from '../context.js'
 import { CliError, UsageError } from '../errors.js'
 import { table, toJson } from '../output/table.js'
 import { parseTime } from './consume.js'
-
-const JSON_FLAG = { name: 'json', kind: 'flag', help: 'print JSON instead of a table' } as const
 
 function groupArg(ctx: Context): string[] {
   const ids = [...(ctx.args.lists.get('group') ?? []), ...ctx.args.positionals]

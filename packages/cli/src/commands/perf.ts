@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { Consumer } from '@tidelog/consumer'
-import { intValue, type OptionSpec } from '../args.js'
+import { intValue } from '../args.js'
 import type { Command } from '../context.js'
 import { UsageError } from '../errors.js'
 import { PRODUCER_OPTIONS, partitionCount, producerOptions, RateLimiter, SendWindow } from './producing.js'
@@ -29,7 +29,7 @@ const perfProduce: Command = {
     { name: 'record-size', short: 's', kind: 'value', arg: 'BYTES', help: 'value size of each record (default 100)' },
     { name: 'throughput', kind: 'value', arg: 'N', help: 'at most N records/s (-1, the default: unthrottled)' },
     { name: 'reporting-interval', kind: 'value', arg: 'MS', help: 'interim report every MS (default 5000)' },
-    ...(PRODUCER_OPTIONS as unknown as OptionSpec[]),
+    ...PRODUCER_OPTIONS,
   ],
   async run(ctx) {
     const topic = topicOf(ctx.args.positionals, ctx.args.values.get('topic'))

@@ -1,5 +1,5 @@
 import type { HeaderInput } from '@tidelog/protocol'
-import { exclusive, intValue, keyValues, type OptionSpec } from '../args.js'
+import { exclusive, intValue, keyValues } from '../args.js'
 import type { Command } from '../context.js'
 import { UsageError } from '../errors.js'
 import { InputError, readRecords, sources, type InputMode } from '../input.js'
@@ -16,7 +16,7 @@ const produce: Command = {
     { name: 'header', short: 'H', kind: 'list', arg: 'NAME=VALUE', help: 'a header on every record (repeatable)' },
     { name: 'partition', short: 'p', kind: 'value', arg: 'N', help: 'write to this partition (default: by key, or sticky)' },
     { name: 'rate', kind: 'value', arg: 'N', help: 'at most N records per second' },
-    ...(PRODUCER_OPTIONS as unknown as OptionSpec[]),
+    ...PRODUCER_OPTIONS,
   ],
   async run(ctx) {
     const [topic, ...files] = ctx.args.positionals

@@ -1,14 +1,14 @@
 import { Producer, type Acks, type ProducerOptions, type ProducerRecord, type RecordMetadata } from '@tidelog/producer'
-import type { Parsed } from '../args.js'
+import type { OptionSpec, Parsed } from '../args.js'
 import type { Context } from '../context.js'
 import { CliError, UsageError } from '../errors.js'
 
-export const PRODUCER_OPTIONS = [
+export const PRODUCER_OPTIONS: OptionSpec[] = [
   { name: 'acks', kind: 'value', arg: '0|1|all', help: 'acknowledgements to wait for (default all)' },
   { name: 'compression', short: 'z', kind: 'value', arg: 'CODEC', help: 'none, gzip, snappy, lz4 or zstd (default none)' },
   { name: 'linger-ms', kind: 'value', arg: 'MS', help: 'how long a batch waits for more records (default 5)' },
   { name: 'batch-size', kind: 'value', arg: 'BYTES', help: 'batch size per partition (default 16384)' },
-] as const
+]
 
 export function parseAcks(v: string | undefined): Acks | undefined {
   if (v === undefined) return undefined

@@ -1,11 +1,9 @@
 import { ConfigSource } from '@tidelog/client'
 import { ProtocolError } from '@tidelog/protocol'
-import { intValue, keyValues, type OptionSpec } from '../args.js'
+import { intValue, JSON_FLAG, keyValues } from '../args.js'
 import type { Command, Context } from '../context.js'
 import { UsageError } from '../errors.js'
 import { toJson } from '../output/table.js'
-
-const JSON_OPTION: OptionSpec = { name: 'json', kind: 'flag', help: 'print JSON instead of text' }
 
 function topicsArg(ctx: Context, atLeast = 1): string[] {
   const names = [...(ctx.args.lists.get('topic') ?? []), ...ctx.args.positionals]
@@ -29,7 +27,7 @@ const list: Command = {
   name: 'topics list',
   summary: 'list topic names',
   usage: '',
-  options: [{ name: 'exclude-internal', kind: 'flag', help: 'leave out internal topics (__consumer_offsets, ...)' }, JSON_OPTION],
+  options: [{ name: 'exclude-internal', kind: 'flag', help: 'leave out internal topics (__consumer_offsets, ...)' }, JSON_FLAG],
   async run(ctx) {
     const names = (await ctx.admin().listTopics({ includeInternal: !ctx.args.flags.has('exclude-internal') })).sort()
     await ctx.write(ctx.args.flags.has('json') ? toJson(names) + '\n' : names.map((n) => `${n}\n`).join(''))
@@ -40,7 +38,7 @@ const describe: Command = {
   name: 'topics describe',
   summary: 'partitions, leaders, replicas and overridden configs of topics (all by default)',
   usage: '[TOPIC...]',
-  options: [{ name: 'topic', kind: 'list', arg: 'TOPIC', help: 'a topic (repeatable; or give names as arguments)' }, JSON_OPTION],
+  options: [{ name: 'topic', kind: 'list', arg: 'TOPIC', help: 'a topic (repeatable; or give names as arguments)' }, JSON_FLAG],
   async run(ctx) {
     const admin = ctx.admin()
     let names = topicsArg(ctx, 0)
