@@ -77,8 +77,10 @@ describe.concurrent('tidelog produce and consume', () => {
   })
 
   it('--json round-trips key, value, headers and timestamp; consume --json prints kcat -J envelopes', async () => {
+    // An hour old: older than the other two, yet well inside the broker's retention.
+    const hourAgo = Date.now() - 3_600_000
     const input = [
-      JSON.stringify({ key: 'user-1', value: { n: 1 }, headers: { trace: 'abc' }, timestamp: 1700000000000 }),
+      JSON.stringify({ key: 'user-1', value: { n: 1 }, headers: { trace: 'abc' }, timestamp: hourAgo }),
       '',
       JSON.stringify({ value: 'text', partition: 1 }),
       JSON.stringify({ key: 'gone', value: null }),
@@ -87,11 +89,12 @@ describe.concurrent('tidelog produce and consume', () => {
     const c = await b.run(['consume', 'json', '--from-beginning', '-e', '--json'])
     const got = lines(c.stdout).map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(got).toHaveLength(3)
-    expect(got).toContainEqual(expect.objectContaining({ topic: 'json', tstype: 'create', ts: 1700000000000, key: 'user-1', payload: '{"n":1}', headers: ['trace', 'abc'] }))
+    expect(got).toContainEqual(expect.objectContaining({ topic: 'json', tstype: 'create', ts: hourAgo, key: 'user-1', payload: '{"n":1}', headers: ['trace', 'abc'] }))
     expect(got).toContainEqual(expect.objectContaining({ partition: 1, key: null, payload: 'text', headers: [] }))
     expect(got).toContainEqual(expect.objectContaining({ key: 'gone', payload: null }))
     // --timestamp starts at the first record at or after the time: only the two sent just now.
-    expect(lines((await b.run(['consume', 'json', '--timestamp', '2024-01-01T00:00:00Z', '-e'])).stdout).sort()).toEqual(['text'])
+    const since = new Date(hourAgo + 1_800_000).toISOString()
+    expect(lines((await b.run(['consume', 'json', '--timestamp', since, '-e', '-f', '%k|%s\\n'])).stdout).sort()).toEqual(['gone|', '|text'])
   })
 
   it('--raw sends each file whole; --compression and --acks reach the broker and read back', async () => {

@@ -56,6 +56,43 @@ async function startOffsets(admin: Admin, tps: TopicPartition[], start: Start): 
   }
 }
 
+/**
+ * --until-end: a partition is done once a record at or past its end (as of the start) was printed,
+ * or its start already was there. A partition whose last offsets hold no deliverable record
+ * (transaction markers, aborted data) never prints one: it counts as done once the consumer's
+ * position has passed the end for two checks in a row with nothing printed between.
+ */
+class EndTracker {
+  private readonly next = new Map<number, bigint>()
+  private quiet = 0
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly ends: readonly { topic: string; partition: number; offset: bigint }[],
+  ) {}
+
+  printed(partition: number, nextOffset: bigint): void {
+    this.next.set(partition, nextOffset)
+    this.quiet = 0
+  }
+
+  done(byPosition = false): boolean {
+    return this.ends.every((e) => {
+      if (e.offset === 0n || (this.next.get(e.partition) ?? -1n) >= e.offset) return true
+      if (!byPosition || !this.consumer.assigned().some((a) => a.partition === e.partition)) return false
+      const pos = this.consumer.position(e)
+      return pos !== undefined && pos >= e.offset
+    })
+  }
+
+  /** Called every 100 ms; true when the command should stop. */
+  tick(): boolean {
+    if (this.done()) return true
+    this.quiet = this.done(true) ? this.quiet + 1 : 0
+    return this.quiet >= 2
+  }
+}
+
 const consume: Command = {
   name: 'consume',
   summary: 'print records of a topic (from the end by default), as text, a --format or JSON',
@@ -105,38 +142,41 @@ const consume: Command = {
     })
     ctx.onClose(() => consumer.close({ timeoutMs: 5_000 }))
     const admin = ctx.admin()
-    const ends = untilEnd ? (await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: 'latest' as const })))) : undefined
+    const ends = untilEnd ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: 'latest' as const }))) : undefined
+    const tracker = ends === undefined ? undefined : new EndTracker(consumer, ends)
     if (group !== undefined) await consumer.subscribe([topic])
     else {
       const offsets = await startOffsets(admin, tps, start ?? { kind: 'end' })
       consumer.assign(tps)
-      tps.forEach((tp, i) => consumer.seek({ ...tp, offset: offsets[i]! }))
-    }
-    const reachedEnd = (): boolean =>
-      ends !== undefined &&
-      ends.every((e) => {
-        const pos = group !== undefined && !consumer.assigned().some((a) => a.partition === e.partition) ? undefined : consumer.position(e)
-        return e.offset === 0n || (pos !== undefined && pos >= e.offset)
+      tps.forEach((tp, i) => {
+        consumer.seek({ ...tp, offset: offsets[i]! })
+        tracker?.printed(tp.partition, offsets[i]!)
       })
+    }
 
     const progress = ctx.progress('consumed')
+    // The next offset after each partition's last printed record: what a group commits.
+    const printed = new Map<number, bigint>()
     let seen = 0
     let stop!: () => void
     const stopped = new Promise<undefined>((resolve) => (stop = () => resolve(undefined)))
     ctx.io.signal.addEventListener('abort', () => stop(), { once: true })
-    const timer = ends === undefined ? undefined : setInterval(() => reachedEnd() && stop(), 100)
+    const timer = tracker === undefined ? undefined : setInterval(() => tracker.tick() && stop(), 100)
     const it = consumer[Symbol.asyncIterator]()
     try {
-      while (!(count !== undefined && seen >= count) && !reachedEnd() && !ctx.io.signal.aborted) {
+      while (!(count !== undefined && seen >= count) && tracker?.done() !== true && !ctx.io.signal.aborted) {
         const next = await Promise.race([it.next(), stopped])
         if (next === undefined || next.done === true) break
         const m: Message = next.value
         seen++
+        printed.set(m.partition, m.offset + 1n)
+        tracker?.printed(m.partition, m.offset + 1n)
         progress.add(1, (m.value?.length ?? 0) + (m.key?.length ?? 0))
         await ctx.write(render(m))
       }
-      // Everything handed out has been printed: commit it all, the last record included.
-      if (group !== undefined) await consumer.commit()
+      // Exactly what was printed: a record the consumer had in hand but the loop left unprinted
+      // (Ctrl-C, the end reached) is not committed, so the group's next reader gets it.
+      if (group !== undefined && printed.size > 0) await consumer.commit([...printed].map(([partition, offset]) => ({ topic, partition, offset })))
     } finally {
       if (timer !== undefined) clearInterval(timer)
       progress.stop()
