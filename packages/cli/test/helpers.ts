@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,7 +28,26 @@ export function ensureBuilt(): void {
   } catch {
     // not built yet
   }
-  if (built < newest(join(pkg, 'src'))) execFileSync('npx', ['tsup'], { cwd: pkg, stdio: 'ignore' })
+  if (built >= newest(join(pkg, 'src'))) return
+  // Test files run in parallel: one builds, the others wait for it (tsup empties dist/ first).
+  const lock = join(pkg, '.build-lock')
+  try {
+    mkdirSync(lock)
+  } catch {
+    // A lock left by a run killed mid-build is stale after a minute.
+    if ((statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < Date.now() - 60_000) {
+      rmSync(lock, { recursive: true, force: true })
+      return ensureBuilt()
+    }
+    const until = Date.now() + 120_000
+    while (existsSync(lock) && Date.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100)
+    return
+  }
+  try {
+    execFileSync('npx', ['tsup'], { cwd: pkg, stdio: 'ignore' })
+  } finally {
+    rmSync(lock, { recursive: true, force: true })
+  }
 }
 
 export interface Result {
