@@ -1,20 +1,32 @@
 /**
  * `tidelog groups`, `cluster`, `configs`, connection profiles and `perf`, spawned with pipes
- * against an in-process broker, compared with what the Admin client reads back.
+ * against an in-process broker, compared with what the Admin client reads back; and what only
+ * a terminal shows: the progress line (a real pseudo-terminal through util-linux `script`), and
+ * shell completion run by bash itself (and zsh, where installed).
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { execFile, spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
-import { start, testBroker, tidelog, type TestBroker } from './helpers.js'
+import { BIN, start, testBroker, tidelog, type TestBroker } from './helpers.js'
 
+const run = promisify(execFile)
+const hasZsh = spawnSync('zsh', ['--version']).status === 0
 let b: TestBroker
 let admin: Admin
+let shimDir: string
 
 beforeAll(async () => {
   b = await testBroker()
   admin = new Admin({ brokers: [b.bootstrap] })
+  // `tidelog` on PATH, as an installed package puts it, for the completion scripts to call.
+  shimDir = join(b.dataDir, 'bin')
+  mkdirSync(shimDir)
+  writeFileSync(join(shimDir, 'tidelog'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`)
+  chmodSync(join(shimDir, 'tidelog'), 0o755)
 })
 
 afterAll(async () => {
@@ -205,5 +217,51 @@ describe.concurrent('tidelog perf', () => {
     const v = values!.split(', ')
     expect(Number(v[4])).toBe(3000)
     expect(Number(v[2])).toBeCloseTo((3000 * 64) / 1024 / 1024, 3)
+  })
+})
+
+/** Runs a shell command line in a fresh pseudo-terminal; resolves with everything the terminal showed. */
+async function inPty(command: string): Promise<string> {
+  const { stdout } = await run('script', ['-q', '-e', '-f', '-c', `stty cols 200; ${command}`, '/dev/null'], { env: { ...process.env, PATH: `${shimDir}:${process.env.PATH}`, COLUMNS: '200' }, timeout: 60_000 })
+  return stdout
+}
+
+describe.concurrent('on a terminal', () => {
+  it('bulk produce and consume draw a live progress line on stderr; --quiet and pipes keep quiet', async () => {
+    await admin.createTopics([{ name: 'tty-topic', partitions: 2 }])
+    const file = join(b.dataDir, 'many.txt')
+    writeFileSync(file, Array.from({ length: 20_000 }, (_, i) => `value-${i}`).join('\n'))
+    const shown = await inPty(`tidelog produce tty-topic -b ${b.bootstrap} < ${file}`)
+    expect(shown).toContain('\r\x1b[K')
+    expect(shown).toMatch(/produced 20000 records, 0\.\d\d MB in [\d.]+ s: [\d.]+ records\/s, [\d.]+ MB\/s/)
+
+    const read = await inPty(`tidelog consume tty-topic -b ${b.bootstrap} --from-beginning -e > /dev/null`)
+    expect(read).toMatch(/consumed 20000 records, 0\.\d\d MB in [\d.]+ s: [\d.]+ records\/s, [\d.]+ MB\/s/)
+
+    const quiet = await inPty(`tidelog consume tty-topic -b ${b.bootstrap} --from-beginning -e -q > /dev/null`)
+    expect(quiet).not.toContain('records/s')
+    const piped = await inPty(`tidelog consume tty-topic -b ${b.bootstrap} --from-beginning -e 2>&1 | tail -n 1`)
+    expect(piped).not.toContain('records/s')
+    expect(piped.trim()).toMatch(/^value-\d+$/)
+  })
+
+  it('bash completion offers commands, subcommands, options and the cluster\'s topic names', async () => {
+    const complete = async (words: string[]) => {
+      const script = `source <(tidelog completion bash); COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _tidelog; printf '%s\\n' "\${COMPREPLY[@]}"`
+      const { stdout } = await run('bash', ['-c', script], { env: { ...process.env, PATH: `${shimDir}:${process.env.PATH}` } })
+      return stdout.split('\n').filter((l) => l !== '')
+    }
+    expect(await complete(['tidelog', 'gr'])).toEqual(['groups'])
+    expect(await complete(['tidelog', 'groups', ''])).toEqual(['list', 'describe', 'reset-offsets', 'delete'])
+    expect(await complete(['tidelog', 'groups', 'reset-offsets', '--to-e'])).toEqual(['--to-earliest'])
+    expect(await complete(['tidelog', 'consume', '--bootstrap-s'])).toEqual(['--bootstrap-server'])
+    await admin.createTopics([{ name: 'completed-topic', partitions: 1 }])
+    expect(await complete(['tidelog', 'consume', '-b', b.bootstrap, 'completed'])).toEqual(['completed-topic'])
+  })
+
+  // zsh is not on every machine (Debian: apt-get install zsh); the skip shows in the report.
+  it.skipIf(!hasZsh)('zsh loads the completion script and registers it for tidelog (skips where zsh is not installed)', async () => {
+    const { stdout } = await run('zsh', ['-f', '-c', 'autoload -U compinit && compinit -u -D && eval "$(tidelog completion zsh)" && print -r -- ${_comps[tidelog]}'], { env: { ...process.env, PATH: `${shimDir}:${process.env.PATH}` } })
+    expect(stdout.trim()).toBe('_tidelog')
   })
 })

@@ -2,8 +2,10 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { type Broker, startBroker, type BrokerOptions } from '@tidelog/broker'
+import { run } from '../src/cli.js'
 
 const pkg = fileURLToPath(new URL('..', import.meta.url))
 export const BIN = join(pkg, 'dist', 'bin.js')
@@ -86,6 +88,15 @@ export function start(args: string[], options: SpawnOptions = {}): Running {
 /** Runs `tidelog ...args` to its end. */
 export function tidelog(args: string[], options: SpawnOptions = {}): Promise<Result> {
   return start(args, options).done
+}
+
+/** run() inside the test process, with stdin from `input` and the output collected. */
+export async function inProcess(args: string[], input = ''): Promise<Result> {
+  const out: Buffer[] = []
+  const err: Buffer[] = []
+  const sink = (into: Buffer[]) => new Writable({ write: (c: Buffer, _e, cb) => (into.push(Buffer.from(c)), cb()) })
+  const code = await run(args, { stdin: Readable.from([Buffer.from(input)]), stdout: sink(out), stderr: sink(err), env: { XDG_CONFIG_HOME: join(tmpdir(), 'tidelog-cli-test-no-config') }, signal: new AbortController().signal })
+  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }
 }
 
 export interface TestBroker {
