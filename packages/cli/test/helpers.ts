@@ -105,6 +105,8 @@ export interface TestBroker {
   dataDir: string
   /** `tidelog` with `-b` pointing at this broker. */
   run(args: string[], options?: Parameters<typeof tidelog>[1]): Promise<Result>
+  /** The same, in-process (no spawn): for checks of logic whose process behaviour other tests cover. */
+  call(args: string[], input?: string): Promise<Result>
   close(): Promise<void>
 }
 
@@ -118,6 +120,7 @@ export async function testBroker(options: Partial<BrokerOptions> = {}): Promise<
     bootstrap,
     dataDir,
     run: (args, o) => tidelog([...args, '-b', bootstrap], o),
+    call: (args, input) => inProcess([...args, '-b', bootstrap], input),
     async close() {
       await broker.close()
       rmSync(dataDir, { recursive: true, force: true })

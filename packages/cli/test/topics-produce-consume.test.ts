@@ -31,16 +31,16 @@ describe.concurrent('tidelog topics', () => {
     expect(lines(d.stdout).slice(1)).toEqual([0, 1, 2].map((p) => `\tTopic: orders\tPartition: ${p}\tLeader: 1\tReplicas: 1\tIsr: 1`))
 
     expect(await b.run(['topics', 'alter', 'orders', '--partitions', '5', '--config', 'max.message.bytes=2000000', '--delete-config', 'retention.ms'])).toMatchObject({ code: 0, stdout: 'Altered topic orders.\n' })
-    const json = JSON.parse((await b.run(['topics', 'describe', 'orders', '--json'])).stdout) as { partitions: unknown[]; configs: Record<string, string> }[]
+    const json = JSON.parse((await b.call(['topics', 'describe', 'orders', '--json'])).stdout) as { partitions: unknown[]; configs: Record<string, string> }[]
     expect(json[0]!.partitions).toHaveLength(5)
     expect(json[0]!.configs).toEqual({ 'max.message.bytes': '2000000' })
 
     const again = await b.run(['topics', 'create', 'orders'])
     expect(again.code).toBe(1)
     expect(again.stderr).toMatch(/^tidelog: TOPIC_ALREADY_EXISTS \(orders\).*--if-not-exists\n$/)
-    expect(await b.run(['topics', 'create', 'orders', '--if-not-exists'])).toMatchObject({ code: 0, stdout: 'Topic orders already exists.\n' })
+    expect(await b.call(['topics', 'create', 'orders', '--if-not-exists'])).toMatchObject({ code: 0, stdout: 'Topic orders already exists.\n' })
 
-    const shrink = await b.run(['topics', 'alter', 'orders', '--partitions', '2'])
+    const shrink = await b.call(['topics', 'alter', 'orders', '--partitions', '2'])
     expect(shrink.code).toBe(1)
     expect(shrink.stderr).toMatch(/^tidelog: INVALID_PARTITIONS \(orders\)/)
 
@@ -48,7 +48,7 @@ describe.concurrent('tidelog topics', () => {
     const gone = await b.run(['topics', 'describe', 'orders'])
     expect(gone.code).toBe(1)
     expect(gone.stderr).toBe("tidelog: UNKNOWN_TOPIC_OR_PARTITION (orders); check the name with 'tidelog topics list'\n")
-    expect(await b.run(['topics', 'delete', 'orders', '--if-exists'])).toMatchObject({ code: 0, stdout: 'Topic orders does not exist.\n' })
+    expect(await b.call(['topics', 'delete', 'orders', '--if-exists'])).toMatchObject({ code: 0, stdout: 'Topic orders does not exist.\n' })
   })
 })
 
