@@ -261,8 +261,18 @@ describe.concurrent('on a terminal', () => {
   })
 
   // zsh is not on every machine (Debian: apt-get install zsh); the skip shows in the report.
-  it.skipIf(!hasZsh)('zsh loads the completion script and registers it for tidelog (skips where zsh is not installed)', async () => {
-    const { stdout } = await run('zsh', ['-f', '-c', 'autoload -U compinit && compinit -u -D && eval "$(tidelog completion zsh)" && print -r -- ${_comps[tidelog]}'], { env: { ...process.env, PATH: `${shimDir}:${process.env.PATH}` } })
-    expect(stdout.trim()).toBe('_tidelog')
+  it.skipIf(!hasZsh)('zsh registers the completion script and it offers subcommands, options and topic names (skips where zsh is not installed)', async () => {
+    const env = { ...process.env, PATH: `${shimDir}:${process.env.PATH}` }
+    const loaded = await run('zsh', ['-f', '-c', 'autoload -U compinit && compinit -u -D && eval "$(tidelog completion zsh)" && print -r -- ${_comps[tidelog]}'], { env })
+    expect(loaded.stdout.trim()).toBe('_tidelog')
+    // The completion function itself, with zsh's compadd replaced by a printer of the candidates.
+    const offered = async (words: string[], prefix = '') => {
+      const script = `compdef() { }; compadd() { [[ $1 == -- ]] && shift; print -l -- $@ }; _files() { }; eval "$(tidelog completion zsh)"; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; PREFIX='${prefix}'; _tidelog`
+      return (await run('zsh', ['-f', '-c', script], { env })).stdout.split('\n').filter((l) => l !== '')
+    }
+    expect(await offered(['tidelog', 'groups', 're'])).toEqual(['list', 'describe', 'reset-offsets', 'delete'])
+    expect(await offered(['tidelog', 'consume', '--from'], '--from')).toContain('--from-beginning')
+    await admin.createTopics([{ name: 'zsh-topic', partitions: 1 }])
+    expect(await offered(['tidelog', 'produce', '-b', b.bootstrap, ''])).toContain('zsh-topic')
   })
 })
