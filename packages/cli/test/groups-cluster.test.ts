@@ -207,9 +207,13 @@ describe.concurrent('tidelog cluster, configs, profiles', () => {
 describe.concurrent('tidelog perf', () => {
   it('perf produce prints throughput and latency percentiles; perf consume reads them back', async () => {
     await admin.createTopics([{ name: 'perf', partitions: 2 }])
-    const p = await b.run(['perf', 'produce', 'perf', '--num-records', '3000', '--record-size', '64'])
+    const p = await b.run(['perf', 'produce', 'perf', '--num-records', '3000', '--record-size', '64', '--histogram'])
     expect(p.code).toBe(0)
-    expect(lines(p.stdout).at(-1)).toMatch(/^3000 records sent, [\d.]+ records\/sec \([\d.]+ MB\/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/)
+    const out = lines(p.stdout)
+    const hist = out.slice(out.indexOf('latency ms  records') + 1)
+    expect(hist.length).toBeGreaterThan(0)
+    expect(hist.reduce((n, l) => n + Number(/^\s*\d+ -\s+\d+\s+(\d+)/.exec(l)![1]), 0)).toBe(3000)
+    expect(out[out.indexOf('latency ms  records') - 1]).toMatch(/^3000 records sent, [\d.]+ records\/sec \([\d.]+ MB\/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$/)
     expect((await admin.listOffsets('perf', 'latest')).reduce((n, o) => n + o.offset, 0n)).toBe(3000n)
     const c = await b.run(['perf', 'consume', 'perf'])
     expect(c.code).toBe(0)

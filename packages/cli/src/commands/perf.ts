@@ -13,6 +13,30 @@ export function percentile(sorted: Float64Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!
 }
 
+/** Latencies in power-of-two millisecond buckets, with bars: the shape percentiles hide. */
+export function histogram(sorted: Float64Array): string {
+  if (sorted.length === 0) return ''
+  const buckets: { lo: number; hi: number; n: number }[] = []
+  let i = 0
+  for (let lo = 0, hi = 1; i < sorted.length; lo = hi, hi *= 2) {
+    let n = 0
+    while (i < sorted.length && sorted[i]! < hi) {
+      n++
+      i++
+    }
+    buckets.push({ lo, hi, n })
+  }
+  while (buckets[0]!.n === 0) buckets.shift()
+  const most = Math.max(...buckets.map((b) => b.n))
+  const w = String(buckets.at(-1)!.hi).length
+  const nw = String(most).length
+  return (
+    'latency ms  records\n' +
+    buckets.map((b) => `${String(b.lo).padStart(w)} - ${String(b.hi).padStart(w)}  ${String(b.n).padStart(nw)}  ${'#'.repeat(Math.round((b.n / most) * 40))}`.trimEnd()).join('\n') +
+    '\n'
+  )
+}
+
 function topicOf(positionals: string[], flag: string | undefined): string {
   const t = flag ?? positionals[0]
   if (t === undefined) throw new UsageError('perf needs a topic (--topic or an argument)')
@@ -29,6 +53,7 @@ const perfProduce: Command = {
     { name: 'record-size', short: 's', kind: 'value', arg: 'BYTES', help: 'value size of each record (default 100)' },
     { name: 'throughput', kind: 'value', arg: 'N', help: 'at most N records/s (-1, the default: unthrottled)' },
     { name: 'reporting-interval', kind: 'value', arg: 'MS', help: 'interim report every MS (default 5000)' },
+    { name: 'histogram', kind: 'flag', help: 'also print the latencies in power-of-two buckets' },
     ...PRODUCER_OPTIONS,
   ],
   async run(ctx) {
@@ -78,6 +103,7 @@ const perfProduce: Command = {
     await ctx.write(
       `${window.acked} records sent, ${(window.acked / s).toFixed(1)} records/sec (${((window.acked * size) / MB / s).toFixed(2)} MB/sec), ${avg.toFixed(2)} ms avg latency, ${(sorted[sorted.length - 1] ?? 0).toFixed(2)} ms max latency, ${p(0.5)} ms 50th, ${p(0.95)} ms 95th, ${p(0.99)} ms 99th, ${p(0.999)} ms 99.9th.\n`,
     )
+    if (ctx.args.flags.has('histogram')) await ctx.write(histogram(sorted))
   },
 }
 
