@@ -33,13 +33,17 @@ export function producerOptions(ctx: Context, p: Parsed): ProducerOptions {
     return n
   }
   const c = ctx.connection
+  const lingerMs = num('linger-ms')
   return {
     ...c.client,
     acks: parseAcks(p.values.get('acks')),
     compression: compression as (typeof CODECS)[number] | undefined,
-    lingerMs: num('linger-ms'),
+    lingerMs,
     batchBytes: num('batch-size'),
     maxBlockMs: c.timeoutMs,
+    // --timeout bounds a record's delivery too (Java's 2 min delivery.timeout.ms is long to stare
+    // at a terminal), though never below one full attempt, as the producer requires.
+    deliveryTimeoutMs: Math.max(c.timeoutMs, (c.client.requestTimeoutMs ?? 30_000) + (lingerMs ?? 5)),
     // The CLI never creates topics behind the user's back: a typo should fail, not make a topic.
     allowAutoTopicCreation: false,
   }
