@@ -78,7 +78,7 @@ export function describeError(err: unknown, bootstrap: string): { line: string; 
   const kafka = kafkaError(err)
   if (kafka !== undefined) {
     const what = kafka.topic ?? kafka.groupId
-    const said = kafka.serverMessage === undefined ? '' : `: ${kafka.serverMessage}`
+    const said = kafka.serverMessage === undefined ? '' : `: ${kafka.serverMessage.replace(/\.$/, '')}`
     const hint = HINTS[kafka.type]
     return { line: `${kafka.type}${what === undefined ? '' : ` (${what})`}${said}${hint === undefined ? '' : `; ${hint}`}`, exitCode: ExitCode.FAILED }
   }

@@ -48,9 +48,13 @@ const describeConfigs: Command = {
     const e = entity(ctx)
     const [r] = await ctx.admin().describeConfigs([{ type: e.type, name: e.name }], { includeSynonyms: true })
     const all = ctx.args.flags.has('all')
-    const dynamic = new Set<number>([ConfigSource.DYNAMIC_TOPIC_CONFIG, ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG, ConfigSource.GROUP_CONFIG])
-    // Like kafka-configs.sh: without --all, only what was set at run time for this very entity.
-    const entries = r!.configs.filter((c) => all || (dynamic.has(c.source) && (e.name !== '' || c.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG) && (e.type !== 'broker' || e.name === '' || c.source === ConfigSource.DYNAMIC_BROKER_CONFIG)))
+    // kafka-configs.sh without --all: only the entries set for this very entity (ConfigCommand's source filter).
+    const only =
+      e.type === 'topic' ? ConfigSource.DYNAMIC_TOPIC_CONFIG
+      : e.type === 'group' ? ConfigSource.GROUP_CONFIG
+      : e.name === '' ? ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+      : ConfigSource.DYNAMIC_BROKER_CONFIG
+    const entries = r!.configs.filter((c) => all || c.source === only)
     if (ctx.args.flags.has('json')) {
       return void (await ctx.write(toJson(entries.map((c) => ({ name: c.name, value: c.value, source: SOURCE_NAMES[c.source] ?? String(c.source), sensitive: c.isSensitive, readOnly: c.readOnly }))) + '\n'))
     }
