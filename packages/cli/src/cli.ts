@@ -52,7 +52,7 @@ export function mainHelp(): string {
     '',
     `Settings come from the flags, then TIDELOG_* variables (TIDELOG_BOOTSTRAP_SERVER, ...), then the`,
     `profile in $XDG_CONFIG_HOME/tidelog/config.json; the default broker is ${DEFAULT_BOOTSTRAP}.`,
-    'Exit codes: 0 ok, 1 the operation failed, 2 bad command line, 3 no broker reachable, 130 interrupted.',
+    'Exit codes: 0 ok, 1 the operation failed, 2 bad command line, 3 no broker reachable, 130 a second Ctrl-C.',
     "Run 'tidelog COMMAND --help' for a command's options.",
     '',
   ].join('\n')
