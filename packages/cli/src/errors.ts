@@ -1,4 +1,5 @@
 import { AdminError, ConnectionTimeoutError, KafkaConnectionError, RequestTimeoutError, SaslAuthenticationError } from '@tidelog/client'
+import { RecordTooLargeError } from '@tidelog/producer'
 import { ProtocolError, TidelogError } from '@tidelog/protocol'
 
 /**
@@ -89,6 +90,9 @@ export function describeError(err: unknown, bootstrap: string): { line: string; 
       line: `cannot reach a broker at ${bootstrap} (${detail}); is it running? Pass --bootstrap-server host:port or set TIDELOG_BOOTSTRAP_SERVER`,
       exitCode: ExitCode.UNREACHABLE,
     }
+  }
+  if (err instanceof RecordTooLargeError) {
+    return { line: `${err.name}: ${err.message}; pass --max-request-size (the topic's max.message.bytes must allow it too)`, exitCode: ExitCode.FAILED }
   }
   if (err instanceof TidelogError || err instanceof TypeError || err instanceof RangeError) {
     return { line: `${err.name}: ${err.message.split('\n')[0]}`, exitCode: ExitCode.FAILED }

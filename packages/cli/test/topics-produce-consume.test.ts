@@ -105,13 +105,23 @@ describe.concurrent('tidelog produce and consume', () => {
     const c = await b.run(['consume', 'raw', '--from-beginning', '-e', '-f', '%S:%s|'])
     expect(c.stdout).toBe(`${blob.length}:${blob.toString()}|`.repeat(2))
 
+    // Past the producer's 1 MiB max.request.size: refused up front with what to pass instead.
+    const large = join(b.dataDir, 'large.bin')
+    writeFileSync(large, Buffer.alloc(1_100_000, 7))
+    const refused = await b.run(['produce', 'raw', '--raw', large])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/^tidelog: RecordTooLargeError: .*; pass --max-request-size \(the topic's max\.message\.bytes must allow it too\)\n$/)
+    expect((await b.call(['topics', 'alter', 'raw', '--config', 'max.message.bytes=2000000'])).code).toBe(0)
+    expect((await b.run(['produce', 'raw', '--raw', large, '--max-request-size', '2000000'])).code).toBe(0)
+    expect(lines((await b.run(['consume', 'raw', '-o', '-1', '-e', '-f', '%S\\n'])).stdout)).toContain('1100000')
+
     const many = Array.from({ length: 500 }, (_, i) => `record-${i}`).join('\n')
     for (const [codec, acks] of [['gzip', '1'], ['lz4', 'all'], ['zstd', '0']] as const) {
       expect((await b.run(['produce', 'codec', '--compression', codec, '--acks', acks], { input: many })).code).toBe(0)
     }
     const missing = await b.run(['produce', 'raw', '--raw', file, join(b.dataDir, 'missing.bin')])
     expect(missing).toMatchObject({ code: 1, stderr: `tidelog: cannot read ${join(b.dataDir, 'missing.bin')}: ENOENT\n` })
-    expect(lines((await b.run(['consume', 'raw', '--from-beginning', '-e', '-f', '%o\\n'])).stdout)).toHaveLength(2)
+    expect(lines((await b.run(['consume', 'raw', '--from-beginning', '-e', '-f', '%o\\n'])).stdout)).toHaveLength(3)
 
     const back = lines((await b.run(['consume', 'codec', '--from-beginning', '-e'])).stdout)
     expect(back).toHaveLength(1500)

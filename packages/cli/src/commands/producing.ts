@@ -8,6 +8,7 @@ export const PRODUCER_OPTIONS: OptionSpec[] = [
   { name: 'compression', short: 'z', kind: 'value', arg: 'CODEC', help: 'none, gzip, snappy, lz4 or zstd (default none)' },
   { name: 'linger-ms', kind: 'value', arg: 'MS', help: 'how long a batch waits for more records (default 5)' },
   { name: 'batch-size', kind: 'value', arg: 'BYTES', help: 'batch size per partition (default 16384)' },
+  { name: 'max-request-size', kind: 'value', arg: 'BYTES', help: 'largest request, so largest record (default 1048576)' },
 ]
 
 export function parseAcks(v: string | undefined): Acks | undefined {
@@ -40,6 +41,7 @@ export function producerOptions(ctx: Context, p: Parsed): ProducerOptions {
     compression: compression as (typeof CODECS)[number] | undefined,
     lingerMs,
     batchBytes: num('batch-size'),
+    maxRequestBytes: num('max-request-size'),
     maxBlockMs: c.timeoutMs,
     // --timeout bounds a record's delivery too (Java's 2 min delivery.timeout.ms is long to stare
     // at a terminal), though never below one full attempt, as the producer requires.
