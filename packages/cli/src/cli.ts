@@ -1,3 +1,4 @@
+import pkg from '../package.json' with { type: 'json' }
 import { parseArgs, type OptionSpec } from './args.js'
 import { clusterCommands } from './commands/cluster.js'
 import { completionCommands } from './commands/completion.js'
@@ -11,7 +12,8 @@ import { CONNECTION_OPTIONS, DEFAULT_BOOTSTRAP } from './connection.js'
 import { Context, type Command, type Io } from './context.js'
 import { describeError, ExitCode, UsageError } from './errors.js'
 
-export const VERSION = '0.1.0'
+// Bundled into dist by tsup, so --version follows the release (changesets bump package.json).
+export const VERSION: string = pkg.version
 
 export const GLOBAL_OPTIONS: OptionSpec[] = [
   ...CONNECTION_OPTIONS,
