@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminProgram } from '../kafkajs-compat/admin.js'
 import { consumerProgram } from '../kafkajs-compat/consumer.js'
 import { producerProgram } from '../kafkajs-compat/producer.js'
+import { transactionsProgram } from '../kafkajs-compat/transactions.js'
 import type { KafkaModule } from '../kafkajs-compat/types.js'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, kafkajsVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
@@ -37,6 +38,7 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
     ['producer', producerProgram],
     ['consumer', consumerProgram],
     ['admin', adminProgram],
+    ['transactions', transactionsProgram],
   ] as const) {
     it(area, async (ctx) => {
       if (skip) return ctx.skip()
