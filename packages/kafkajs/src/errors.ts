@@ -1,6 +1,6 @@
 import { KafkaConnectionError, RequestTimeoutError, SaslAuthenticationError, AdminError, ClientClosedError } from '@tidelog/client'
 import { ProtocolError, TidelogError, UnsupportedVersionError } from '@tidelog/protocol'
-import { DeliveryTimeoutError, InvalidRecordError, InvalidTxnStateError, ProducerFencedError, SendError } from '@tidelog/producer'
+import { DeliveryTimeoutError, InvalidRecordError, InvalidTxnStateError, ProducerFencedError, RecordTooLargeError, SendError } from '@tidelog/producer'
 import { CommitFailedError, OffsetOutOfRangeError } from '@tidelog/consumer'
 
 // kafkajs' error classes under their kafkajs names: applications test `e.name`, `e.type`,
@@ -290,6 +290,9 @@ export function toKafkaJSError(err: unknown): Error {
   // A transactional call out of order: kafkajs' state machine throws these.
   if (err instanceof InvalidTxnStateError) return new KafkaJSNonRetriableError(`Transaction state exception: ${err.message}`, { cause: err })
   if (err instanceof ProtocolError) return fromProtocol(err)
+  // kafkajs sends what it is given and gets the broker's MESSAGE_TOO_LARGE; the native producer
+  // knows the limit and refuses first, with the same meaning.
+  if (err instanceof RecordTooLargeError) return new KafkaJSProtocolError({ message: err.message, type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false }, { cause: err })
   if (err instanceof UnsupportedVersionError) {
     const u = err as UnsupportedVersionError & { apiKey?: number; apiName?: string }
     return new KafkaJSServerDoesNotSupportApiKey(err.message, { apiKey: u.apiKey, apiName: u.apiName, cause: err })
