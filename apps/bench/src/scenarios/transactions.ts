@@ -23,8 +23,8 @@ type T2Contender = (typeof T2_CONTENDERS)[number]
 // --quick runs in CI: only the contenders its goals compare, on small runs (about 30 s in all).
 function sizes(quick: boolean) {
   return quick
-    ? { produce: 20_000, produceWarmup: 2_000, copy: 2_000, t1: ['tidelog', 'tidelog-idempotent', 'java'] as T1Contender[], t2: ['tidelog', 'java'] as T2Contender[] }
-    : { produce: 300_000, produceWarmup: 50_000, copy: 100_000, t1: [...T1_CONTENDERS], t2: [...T2_CONTENDERS] }
+    ? { produce: 20_000, produceWarmup: 2_000, copy: 1_000, t1: ['tidelog', 'tidelog-idempotent', 'java'] as T1Contender[], t2: ['tidelog', 'java'] as T2Contender[] }
+    : { produce: 200_000, produceWarmup: 30_000, copy: 10_000, t1: [...T1_CONTENDERS], t2: [...T2_CONTENDERS] }
 }
 
 let seq = 0
