@@ -174,9 +174,7 @@ export class KafkaProducer {
   async transaction(): Promise<Transaction> {
     const transactionalId = this.config.transactionalId
     if (!transactionalId) throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
-    if (this.current?.isActive()) {
-      throw new KafkaJSNonRetriableError('There is already an ongoing transaction for this producer. Please end the transaction before beginning another.')
-    }
+    if (this.current?.isActive()) throw ongoingTransaction()
     if (this.state !== 'connected') throw new KafkaJSError('The producer is disconnected')
     const init = (this.transactional ??= this.initTransactional(transactionalId))
     let native: NativeProducer
@@ -187,6 +185,9 @@ export class KafkaProducer {
       if (this.transactional === init) this.transactional = undefined
       throw toKafkaJSError(e)
     }
+    // Two transaction() calls at once: the second finds the first begun.
+    const state = native.transactionState
+    if (state === 'IN_TRANSACTION' || state === 'ABORTABLE_ERROR') throw ongoingTransaction()
     try {
       native.beginTransaction()
     } catch (e) {
@@ -312,6 +313,10 @@ export class KafkaProducer {
     if (acks === 0) return []
     return summarize(results, topics)
   }
+}
+
+function ongoingTransaction(): KafkaJSNonRetriableError {
+  return new KafkaJSNonRetriableError('There is already an ongoing transaction for this producer. Please end the transaction before beginning another.')
 }
 
 /** One entry per topic-partition, topics in request order, partitions ascending. */

@@ -128,12 +128,15 @@ describe('@tidelog/kafkajs transactions', () => {
     expect(await error(tooLong.transaction())).toMatchObject({ type: 'INVALID_TRANSACTION_TIMEOUT' })
   }, 60_000)
 
-  it('misuse gets kafkajs error classes and sends nothing; compression is refused to apply with a warning; disconnect() aborts the open transaction', async () => {
+  it('misuse gets kafkajs error classes and sends nothing; per-call compression in a transaction is not applied and a warning says so; disconnect() aborts the open transaction', async () => {
     const { producer, readCommitted, logs } = await setup([{ topic: 'm' }])
     const p = producer('misuse')
     expect(await error(p.transaction())).toEqual({ name: 'KafkaJSError', message: 'The producer is disconnected', retriable: true, type: undefined })
     await p.connect()
-    const t = await p.transaction()
+    const [first, second] = await Promise.allSettled([p.transaction(), p.transaction()])
+    expect(first.status).toBe('fulfilled')
+    expect(second).toMatchObject({ status: 'rejected', reason: { name: 'KafkaJSNonRetriableError', message: expect.stringMatching(/^There is already an ongoing transaction/) } })
+    const t = (first as PromiseFulfilledResult<Transaction>).value
     expect(await error(t.send({ topic: 'm', acks: 1, messages: [{ value: 'x' }] }))).toMatchObject({
       name: 'KafkaJSNonRetriableError',
       message: "Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees",
