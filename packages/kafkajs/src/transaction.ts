@@ -35,7 +35,7 @@ const PHASES: Record<Phase, Partial<Record<Step, Phase>>> = {
   ended: {},
 }
 
-/** Kafka's answer to a request to group without a member: no generation check (pre-KIP-447 commits). */
+/** What Kafka takes as "no member": offsets committed without a generation check (as before KIP-447). */
 const NO_MEMBER = { generationId: -1, memberId: '', groupInstanceId: null }
 
 export class KafkaTransaction implements Transaction {
@@ -53,8 +53,7 @@ export class KafkaTransaction implements Transaction {
     this.phase = next
   }
 
-  /** kafkajs' transactionGuard: nothing goes through a transaction that has ended. */
-  // (also while its commit or abort is running, as kafkajs' isActive() is false then).
+  /** kafkajs' transactionGuard: nothing goes through a transaction that has ended, or is ending (kafkajs' isActive() is false then too). */
   private guard(): void {
     if (this.phase !== 'active') throw new KafkaJSNonRetriableError('Cannot continue to use transaction once ended')
   }
