@@ -59,10 +59,17 @@ export async function matrix<C extends string = Contender>(
   id: string,
   clients: C[],
   measure: (b: BrokerHandle, client: C, round: number) => Promise<Metrics>,
+  /** Brokers left out of this run, with the reason the rows show. */
+  skip: Partial<Record<BrokerKind, string>> = {},
 ): Promise<{ outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }> {
   const up = new Map<BrokerKind, BrokerHandle>()
   const down = new Map<BrokerKind, string>()
   for (const k of BROKERS) {
+    const skipped = skip[k]
+    if (skipped !== undefined) {
+      down.set(k, skipped)
+      continue
+    }
     const b = await ctx.brokers.tryGet(k)
     if (typeof b === 'string') down.set(k, b)
     else up.set(k, b)
