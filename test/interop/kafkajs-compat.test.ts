@@ -50,3 +50,32 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
     })
   }
 })
+
+// Kafka 3.9 has no transaction version 2 (KIP-890): the native producer adds partitions with
+// AddPartitionsToTxn and offsets with AddOffsetsToTxn there, as kafkajs always does.
+describe(`the kafkajs transactions program on Apache Kafka ${KAFKA_VERSIONS.previous} (transaction version 1): kafkajs 2.2.4 and @tidelog/kafkajs observe the same`, () => {
+  let kafka: KafkaNode | undefined
+  let skip: string | undefined
+  recordsPeers(() => kafkaUse(kafka))
+
+  beforeAll(async () => {
+    try {
+      kafka = await startKafka({ version: KAFKA_VERSIONS.previous, properties: { 'group.initial.rebalance.delay.ms': 300 } })
+    } catch (e) {
+      skip = peerUnavailable(`Apache Kafka ${KAFKA_VERSIONS.previous}`, e)
+    }
+  })
+
+  afterAll(async () => {
+    await kafka?.stop()
+  })
+
+  it('transactions', async (ctx) => {
+    if (skip) return ctx.skip()
+    recordPeer('kafkajs', kafkajsVersion())
+    const brokers = [kafka!.bootstrap]
+    const expected = await transactionsProgram(real, brokers, 'real-tv1')
+    const actual = await transactionsProgram(tidelog, brokers, 'ours-tv1')
+    expect(actual).toEqual(expected)
+  })
+})
