@@ -138,16 +138,9 @@ export class KafkaAdmin {
     this.instrumentation.emit(adminEvents.DISCONNECT, null)
   }
 
-  /**
-   * Every topic, internal ones included, as kafkajs' (a Metadata request for all topics). Topics
-   * the answer carries with an error (LEADER_NOT_AVAILABLE while a new topic settles) are
-   * listed too, as kafkajs lists every name in the answer; the native listTopics leaves them out.
-   */
+  /** Every topic, internal ones included, as kafkajs' (a Metadata request for all topics). */
   listTopics(): Promise<string[]> {
-    return this.call(async (a) => {
-      const { response } = await a.cluster.fetchMetadata(null, { allowAutoTopicCreation: false })
-      return response.topics.flatMap((t) => (t.name === null ? [] : [t.name])).sort()
-    })
+    return this.call((a) => a.listTopics({ includeInternal: true }))
   }
 
   /** true when every topic was created, false when the only failures were TOPIC_ALREADY_EXISTS. */
