@@ -46,6 +46,7 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
     check('tidelog transactional produce (T1) >= 0.8x its idempotent produce', ratiosOf(rows, /^T1@/, 'tidelog/tidelog-idempotent'), 0.8),
     check('tidelog transactional produce (T1) >= 2x the Java transactional producer', ratiosOf(rows, /^T1@/, 'tidelog/java'), 2),
     check("tidelog exactly-once copier (T2) >= 2x Kafka's TransactionalMessageCopier", ratiosOf(rows, /^T2@/, 'tidelog/java'), 2),
+    check("tidelog exactly-once copier at its defaults (T2.defaults) >= 2x TransactionalMessageCopier", ratiosOf(rows, /^T2\.defaults@/, 'tidelog-defaults/java'), 2),
   ]
   const ingest = rows.find((r) => r.id === 'X1.ingest')
   const frac = ingest === undefined ? undefined : Object.values(ingest.ratios)[0]

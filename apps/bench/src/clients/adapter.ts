@@ -35,6 +35,8 @@ export interface CopierOptions {
   txnSize: number
   /** Records in the input: the last transaction takes what is left (the Java tool's "remaining"). */
   records: number
+  /** The client's own producer defaults instead of COPIER_PRODUCER. */
+  producerDefaults?: boolean
 }
 
 /** The producer settings TransactionalMessageCopier sets (batch.size 512 "to have multiple inflight requests per transaction"). */

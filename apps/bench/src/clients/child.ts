@@ -159,7 +159,7 @@ async function copy(c: ClientAdapter, job: CopyJob): Promise<CopyResult> {
   let copied = 0
   let transactions = 0
   const copier = await c.copier(
-    { bootstrap: job.bootstrap, input: job.topic, output: job.output, groupId: job.groupId, transactionalId: job.transactionalId, txnSize: job.txnSize, records: job.records },
+    { bootstrap: job.bootstrap, input: job.topic, output: job.output, groupId: job.groupId, transactionalId: job.transactionalId, txnSize: job.txnSize, records: job.records, producerDefaults: job.producerDefaults },
     {
       started: () => void (t0 = performance.now()),
       committed: (n) => {

@@ -58,6 +58,8 @@ export interface CopyJob extends JobBase {
   txnSize: number
   groupId: string
   transactionalId: string
+  /** The client's own producer defaults instead of the Java tool's settings (T2.defaults). */
+  producerDefaults?: boolean
 }
 
 /** Consume `records` records from the beginning of a pre-filled topic, in a new group. */

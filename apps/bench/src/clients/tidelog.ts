@@ -87,7 +87,7 @@ export const tidelog: ClientAdapter = {
       fetchMaxBytes: FETCH.maxBytes,
       maxPartitionFetchBytes: FETCH.maxPartitionBytes,
     })
-    const p = new Producer({ brokers: [o.bootstrap], clientId: 'tidelog-bench', transactionalId: o.transactionalId, ...COPIER_PRODUCER })
+    const p = new Producer({ brokers: [o.bootstrap], clientId: 'tidelog-bench', transactionalId: o.transactionalId, ...(o.producerDefaults === true ? {} : COPIER_PRODUCER) })
     await p.initTransactions()
     c.assign([{ topic: o.input, partition: 0 }])
     const group = c.groupMetadata()
