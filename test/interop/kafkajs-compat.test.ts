@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminProgram } from '../kafkajs-compat/admin.js'
 import { consumerProgram } from '../kafkajs-compat/consumer.js'
 import { producerProgram } from '../kafkajs-compat/producer.js'
+import { transactionsProgram } from '../kafkajs-compat/transactions.js'
 import type { KafkaModule } from '../kafkajs-compat/types.js'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, kafkajsVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
@@ -37,6 +38,7 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
     ['producer', producerProgram],
     ['consumer', consumerProgram],
     ['admin', adminProgram],
+    ['transactions', transactionsProgram],
   ] as const) {
     it(area, async (ctx) => {
       if (skip) return ctx.skip()
@@ -47,4 +49,33 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
       expect(actual).toEqual(expected)
     })
   }
+})
+
+// Kafka 3.9 has no transaction version 2 (KIP-890): the native producer adds partitions with
+// AddPartitionsToTxn and offsets with AddOffsetsToTxn there, as kafkajs always does.
+describe(`the kafkajs transactions program on Apache Kafka ${KAFKA_VERSIONS.previous} (transaction version 1): kafkajs 2.2.4 and @tidelog/kafkajs observe the same`, () => {
+  let kafka: KafkaNode | undefined
+  let skip: string | undefined
+  recordsPeers(() => kafkaUse(kafka))
+
+  beforeAll(async () => {
+    try {
+      kafka = await startKafka({ version: KAFKA_VERSIONS.previous, properties: { 'group.initial.rebalance.delay.ms': 300 } })
+    } catch (e) {
+      skip = peerUnavailable(`Apache Kafka ${KAFKA_VERSIONS.previous}`, e)
+    }
+  })
+
+  afterAll(async () => {
+    await kafka?.stop()
+  })
+
+  it('transactions', async (ctx) => {
+    if (skip) return ctx.skip()
+    recordPeer('kafkajs', kafkajsVersion())
+    const brokers = [kafka!.bootstrap]
+    const expected = await transactionsProgram(real, brokers, 'real-tv1')
+    const actual = await transactionsProgram(tidelog, brokers, 'ours-tv1')
+    expect(actual).toEqual(expected)
+  })
 })

@@ -42,6 +42,11 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
     ], 1),
     check('tidelog broker cold start <= 1/20 of Apache Kafka', ratiosOf(rows, /^S1$/, 'tidelog-broker/kafka'), 20),
     check('tidelog broker RSS <= 1/5 of Apache Kafka', ratiosOf(rows, /^M1\./, 'tidelog-broker/kafka'), 5),
+    // Issue 11: transactions cost little over idempotence, and beat Java's client.
+    check('tidelog transactional produce (T1) >= 0.8x its idempotent produce', ratiosOf(rows, /^T1@/, 'tidelog/tidelog-idempotent'), 0.8),
+    check('tidelog transactional produce (T1) >= 2x the Java transactional producer', ratiosOf(rows, /^T1@/, 'tidelog/java'), 2),
+    check("tidelog exactly-once copier (T2) >= 2x Kafka's TransactionalMessageCopier", ratiosOf(rows, /^T2@/, 'tidelog/java'), 2),
+    check("tidelog exactly-once copier at its defaults (T2.defaults) >= 2x TransactionalMessageCopier", ratiosOf(rows, /^T2\.defaults@/, 'tidelog-defaults/java'), 2),
   ]
   const ingest = rows.find((r) => r.id === 'X1.ingest')
   const frac = ingest === undefined ? undefined : Object.values(ingest.ratios)[0]

@@ -1,5 +1,5 @@
 import { Admin as NativeAdmin, type ClientOptions } from '@tidelog/client'
-import { Consumer as NativeConsumer, roundRobinAssignor, type GroupGeneration, type TopicPartition, type ConsumerOptions, type TopicPartitionOffset as NativeOffset } from '@tidelog/consumer'
+import { Consumer as NativeConsumer, roundRobinAssignor, type ConsumerGroupMetadata, type GroupGeneration, type TopicPartition, type ConsumerOptions, type TopicPartitionOffset as NativeOffset } from '@tidelog/consumer'
 import { groupDescription, type GroupDescription } from './admin-answers.js'
 import { KafkaJSNonRetriableError, toKafkaJSError } from './errors.js'
 import { consumerEvents, Instrumentation } from './events.js'
@@ -275,6 +275,17 @@ export class KafkaConsumer {
     const native = this.native
     if (native === undefined) throw new KafkaJSNonRetriableError('The consumer is not running: commitOffsets needs run()')
     await native.commit(offsets).catch((e) => Promise.reject(toKafkaJSError(e)))
+  }
+
+  /**
+   * This member's group, generation and member id (Java's groupMetadata(); not in kafkajs), for
+   * a transaction's sendOffsets({ consumer, topics }): the group coordinator then refuses the
+   * offsets of a member that has been replaced by a rebalance (KIP-447).
+   */
+  groupMetadata(): ConsumerGroupMetadata {
+    const native = this.native
+    if (native === undefined) throw new KafkaJSNonRetriableError('The consumer is not running: its group metadata needs run()')
+    return native.groupMetadata()
   }
 
   /** Applies at once to an assigned partition, or when the partition is assigned. */

@@ -1,6 +1,6 @@
 import { KafkaConnectionError, RequestTimeoutError, SaslAuthenticationError, AdminError, ClientClosedError } from '@tidelog/client'
 import { ProtocolError, TidelogError, UnsupportedVersionError } from '@tidelog/protocol'
-import { DeliveryTimeoutError, InvalidRecordError, SendError } from '@tidelog/producer'
+import { DeliveryTimeoutError, InvalidRecordError, InvalidTxnStateError, ProducerFencedError, RecordTooLargeError, SendError } from '@tidelog/producer'
 import { CommitFailedError, OffsetOutOfRangeError } from '@tidelog/consumer'
 
 // kafkajs' error classes under their kafkajs names: applications test `e.name`, `e.type`,
@@ -265,6 +265,8 @@ export class KafkaJSNoBrokerAvailableError extends KafkaJSError {
   }
 }
 
+const FENCED_MESSAGE = "Producer attempted an operation with an old epoch. Either there is a newer producer with the same transactionalId, or the producer's transaction has been expired by the broker"
+
 function fromProtocol(e: ProtocolError): KafkaJSProtocolError {
   const info = { message: e.serverMessage ?? e.message, type: e.type, code: e.code, retriable: e.retriable }
   if (e.type === 'OFFSET_OUT_OF_RANGE' && e.topic !== undefined) return new KafkaJSOffsetOutOfRange(info, { topic: e.topic, partition: e.partition ?? -1, cause: e })
@@ -282,7 +284,15 @@ export function toKafkaJSError(err: unknown): Error {
     if (err.errors.length === 1) return toKafkaJSError(err.errors[0])
     return new KafkaJSAggregateError(err.message, err.errors.map(toKafkaJSError))
   }
+  // kafkajs knows no PRODUCER_FENCED (KIP-588): Kafka answers its request versions with
+  // INVALID_PRODUCER_EPOCH, so that is the type and message kafkajs programs test for fencing.
+  if (err instanceof ProducerFencedError) return new KafkaJSProtocolError({ message: FENCED_MESSAGE, type: 'INVALID_PRODUCER_EPOCH', code: 47, retriable: false }, { cause: err })
+  // A transactional call out of order: kafkajs' state machine throws these.
+  if (err instanceof InvalidTxnStateError) return new KafkaJSNonRetriableError(`Transaction state exception: ${err.message}`, { cause: err })
   if (err instanceof ProtocolError) return fromProtocol(err)
+  // kafkajs sends what it is given and gets the broker's MESSAGE_TOO_LARGE; the native producer
+  // knows the limit and refuses first, with the same meaning.
+  if (err instanceof RecordTooLargeError) return new KafkaJSProtocolError({ message: err.message, type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false }, { cause: err })
   if (err instanceof UnsupportedVersionError) {
     const u = err as UnsupportedVersionError & { apiKey?: number; apiName?: string }
     return new KafkaJSServerDoesNotSupportApiKey(err.message, { apiKey: u.apiKey, apiName: u.apiName, cause: err })

@@ -1,11 +1,12 @@
 import type { Cluster } from '@tidelog/client'
-import { Producer as NativeProducer, type PartitionerFunction, type ProducerRecord, type RecordMetadata as NativeMetadata } from '@tidelog/producer'
+import { Producer as NativeProducer, type PartitionerFunction, type ProducerOptions, type ProducerRecord, type RecordMetadata as NativeMetadata } from '@tidelog/producer'
 import { compressionOf, type CompressionTypes } from './compression.js'
 import { KafkaJSError, KafkaJSNonRetriableError, toKafkaJSError } from './errors.js'
 import { Instrumentation, producerEvents } from './events.js'
 import type { KafkaContext } from './kafka.js'
 import type { Logger } from './logger.js'
 import { DefaultPartitioner, type ICustomPartitioner } from './partitioners.js'
+import { KafkaTransaction, type Transaction } from './transaction.js'
 import type { InstrumentationEvent, Message, PartitionMetadata, RecordMetadata, RemoveInstrumentationEventListener, RetryOptions } from './types.js'
 
 export interface ProducerConfig {
@@ -81,14 +82,15 @@ export class KafkaProducer {
   // per-producer options natively. Most programs use one pair, so one producer.
   private readonly natives = new Map<string, NativeProducer>()
   private connecting: Promise<void> | undefined
+  // The transactional native producer, made and initialised (InitProducerId) by the first
+  // transaction(), as kafkajs does; plain send() keeps using the non-transactional ones.
+  private transactional: Promise<NativeProducer> | undefined
+  private current: KafkaTransaction | undefined
   private readonly partitioner: ((args: Parameters<ReturnType<ICustomPartitioner>>[0]) => number) | undefined
 
   constructor(private readonly ctx: KafkaContext, private readonly config: ProducerConfig) {
     this.log = ctx.logger.namespace('Producer')
     this.instrumentation = new Instrumentation(producerEvents, 'producer', this.log)
-    if (config.transactionalId !== undefined) {
-      throw new KafkaJSNonRetriableError('transactionalId: transactions are not available in @tidelog/kafkajs yet (see its README)')
-    }
     // The built-in default hashes keys with Java's murmur2 natively; kafkajs' own function is
     // only run for custom and legacy partitioners.
     const create = config.createPartitioner
@@ -142,15 +144,93 @@ export class KafkaProducer {
   }
 
   private async closeNatives(): Promise<void> {
-    const all = [...this.natives.values()]
+    const all: Promise<NativeProducer | undefined>[] = [...this.natives.values()].map((p) => Promise.resolve(p))
+    if (this.transactional !== undefined) all.push(this.transactional.catch(() => undefined))
     this.natives.clear()
-    await Promise.allSettled(all.map((p) => p.close()))
+    this.transactional = undefined
+    this.current = undefined
+    await Promise.allSettled((await Promise.all(all)).map((p) => p?.close()))
   }
 
   private async native(acks: number, compression: CompressionTypes): Promise<NativeProducer> {
     const key = `${acks}/${compression}`
     let p = this.natives.get(key)
     if (p !== undefined) return p
+    p = await this.build({
+      acks: acks === -1 ? 'all' : (acks as 0 | 1),
+      // kafkajs' idempotent defaults to false; left unset, the native producer still turns
+      // idempotence on where it can (acks=all), which only removes duplicates from retries.
+      idempotent: this.config.idempotent === true ? true : acks === -1 ? undefined : false,
+      compression,
+    })
+    this.natives.set(key, p)
+    return p
+  }
+
+  /**
+   * kafkajs' transaction(): begins a transaction, initialising the producer id first on the
+   * first call. Only what is sent through the returned Transaction is part of it.
+   */
+  async transaction(): Promise<Transaction> {
+    const transactionalId = this.config.transactionalId
+    if (!transactionalId) throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
+    if (this.current?.isActive()) throw ongoingTransaction()
+    if (this.state !== 'connected') throw new KafkaJSError('The producer is disconnected')
+    const init = (this.transactional ??= this.initTransactional(transactionalId))
+    let native: NativeProducer
+    try {
+      native = await init
+    } catch (e) {
+      // A failed initialisation is tried again by the next transaction(), as kafkajs does.
+      if (this.transactional === init) this.transactional = undefined
+      throw toKafkaJSError(e)
+    }
+    // Two transaction() calls at once: the second finds the first begun.
+    const state = native.transactionState
+    if (state === 'IN_TRANSACTION' || state === 'ABORTABLE_ERROR') throw ongoingTransaction()
+    try {
+      native.beginTransaction()
+    } catch (e) {
+      throw toKafkaJSError(e)
+    }
+    this.current = new KafkaTransaction(native, this.log, (batch) =>
+      this.deliver(batch, true, async (_acks, compression) => {
+        this.warnCompression(compression)
+        return native
+      }),
+    )
+    return this.current
+  }
+
+  private warnedCompression = false
+
+  // A transaction's records all go through its one transactional producer (one producer id),
+  // whose compression is fixed: per-call compression cannot apply to them.
+  private warnCompression(compression: CompressionTypes): void {
+    if (compression === 0 || this.warnedCompression) return
+    this.warnedCompression = true
+    this.log.warn('compression is not applied to records sent in a transaction: they are written uncompressed (see the @tidelog/kafkajs README)', { compression })
+  }
+
+  private async initTransactional(transactionalId: string): Promise<NativeProducer> {
+    const native = await this.build({
+      acks: 'all',
+      idempotent: true,
+      compression: 0,
+      transactionalId,
+      // kafkajs' default transactionTimeout is Java's transaction.timeout.ms, 60 s.
+      transactionTimeoutMs: this.config.transactionTimeout ?? 60_000,
+    })
+    try {
+      await native.initTransactions()
+      return native
+    } catch (e) {
+      await native.close({ timeoutMs: 0 }).catch(() => undefined)
+      throw e
+    }
+  }
+
+  private async build(options: Pick<ProducerOptions, 'acks' | 'idempotent' | 'compression' | 'transactionalId' | 'transactionTimeoutMs'>): Promise<NativeProducer> {
     const base = await this.ctx.clientOptions(this.config.retry ?? this.ctx.retry)
     const retries = (this.config.retry ?? this.ctx.retry).retries
     const custom = this.partitioner
@@ -166,11 +246,7 @@ export class KafkaProducer {
             })
     created = new NativeProducer({
       ...base,
-      acks: acks === -1 ? 'all' : (acks as 0 | 1),
-      // kafkajs' idempotent defaults to false; left unset, the native producer still turns
-      // idempotence on where it can (acks=all), which only removes duplicates from retries.
-      idempotent: this.config.idempotent === true ? true : acks === -1 ? undefined : false,
-      compression,
+      ...options,
       // kafkajs sends each call at once; records of one call still share their batches.
       lingerMs: 0,
       maxInFlight: this.config.maxInFlightRequests ?? undefined,
@@ -179,9 +255,7 @@ export class KafkaProducer {
       metadataMaxAgeMs: this.config.metadataMaxAge,
       partitioner,
     })
-    p = created
-    this.natives.set(key, p)
-    return p
+    return created
   }
 
   send(record: ProducerRecordInput): Promise<RecordMetadata[]> {
@@ -189,11 +263,19 @@ export class KafkaProducer {
     return this.sendBatch({ acks, timeout, compression, topicMessages: [{ topic, messages }] })
   }
 
-  async sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
+  sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
+    return this.deliver(batch, this.config.idempotent === true, (acks, compression) => this.native(acks, compression))
+  }
+
+  /**
+   * send and sendBatch, of the producer and of its transactions (which are idempotent whatever
+   * the producer's config says, as in kafkajs), through the native producer `pick` returns.
+   */
+  private async deliver(batch: ProducerBatch, idempotent: boolean, pick: (acks: number, compression: CompressionTypes) => Promise<NativeProducer>): Promise<RecordMetadata[]> {
     const { acks = -1, compression, topicMessages = [] } = batch ?? {}
     // kafkajs' checks, in its order and with its messages.
     if (topicMessages.some(({ topic }) => !topic)) throw new KafkaJSNonRetriableError('Invalid topic')
-    if (this.config.idempotent === true && acks !== -1) {
+    if (idempotent && acks !== -1) {
       throw new KafkaJSNonRetriableError("Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees")
     }
     for (const { topic, messages } of topicMessages) {
@@ -222,7 +304,7 @@ export class KafkaProducer {
     }
     let results: NativeMetadata[]
     try {
-      const native = await this.native(acks, compressionOf(compression))
+      const native = await pick(acks, compressionOf(compression))
       results = await native.send(records)
     } catch (e) {
       throw toKafkaJSError(e)
@@ -231,6 +313,10 @@ export class KafkaProducer {
     if (acks === 0) return []
     return summarize(results, topics)
   }
+}
+
+function ongoingTransaction(): KafkaJSNonRetriableError {
+  return new KafkaJSNonRetriableError('There is already an ongoing transaction for this producer. Please end the transaction before beginning another.')
 }
 
 /** One entry per topic-partition, topics in request order, partitions ascending. */

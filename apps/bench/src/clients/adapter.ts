@@ -13,7 +13,34 @@ export interface ProducerAdapter {
   close(): Promise<void>
   /** Concurrent send() calls the client can take with these settings (default: any). */
   maxConcurrentSends?: number
+  /** With a transactionalId: send() goes into the transaction begun last. */
+  begin?(): Promise<void>
+  commit?(): Promise<void>
 }
+
+/** Where a copier is: what it reports to the job as it goes. */
+export interface CopyProgress {
+  /** Called once, just before the first poll (the clock starts). */
+  started(): void
+  /** Called after each commit with the records it covered. */
+  committed(records: number): void
+}
+
+export interface CopierOptions {
+  bootstrap: string
+  input: string
+  output: string
+  groupId: string
+  transactionalId: string
+  txnSize: number
+  /** Records in the input: the last transaction takes what is left (the Java tool's "remaining"). */
+  records: number
+  /** The client's own producer defaults instead of COPIER_PRODUCER. */
+  producerDefaults?: boolean
+}
+
+/** The producer settings TransactionalMessageCopier sets (batch.size 512 "to have multiple inflight requests per transaction"). */
+export const COPIER_PRODUCER = { batchBytes: 512, maxInFlight: 5 } as const
 
 export interface ConsumerAdapter {
   close(): Promise<void>
@@ -29,6 +56,10 @@ export interface ClientAdapter {
    * max.partition.fetch.bytes 1 MiB.
    */
   consumer(bootstrap: string, topic: string, groupId: string, onValue: (value: Buffer) => void, style?: ConsumeStyle): Promise<ConsumerAdapter>
+  /** producer() with a transactionalId: the adapter's begin() and commit() are set. */
+  transactionalProducer?(bootstrap: string, topic: string, settings: ProducerSettings, transactionalId: string): Promise<ProducerAdapter>
+  /** Starts copying `input` to `output` in transactions; close() stops it (after the transaction in hand). */
+  copier?(o: CopierOptions, progress: CopyProgress): Promise<ConsumerAdapter>
 }
 
 /**

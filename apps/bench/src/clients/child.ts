@@ -1,12 +1,14 @@
 // A client child process: `node --import tsx child.ts '<job json>'`. Runs one job with one
 // client and prints `RESULT <json>` (or `ERROR <message>`) as its last line.
-import type { ClientAdapter, Rec } from './adapter.js'
+import type { ClientAdapter, ProducerAdapter, Rec } from './adapter.js'
 import { makeRecords } from './records.js'
 import {
   KEY_BYTES,
   VALUE_BYTES,
   type ConsumeJob,
   type ConsumeResult,
+  type CopyJob,
+  type CopyResult,
   type Job,
   type JobResult,
   type LatencyJob,
@@ -51,6 +53,30 @@ function pump(chunks: unknown[], window: number, send: (c: unknown) => Promise<u
   })
 }
 
+/**
+ * pump() in transactions: begin, send chunks (at most `window` unacknowledged) until
+ * `durationMs` has passed, wait for them, commit; again until every chunk is sent.
+ * ProducerPerformance's --transaction-duration-ms loop (its commit flushes first).
+ */
+async function pumpInTransactions(chunks: unknown[], window: number, p: ProducerAdapter, durationMs: number): Promise<number> {
+  let next = 0
+  let transactions = 0
+  while (next < chunks.length) {
+    await p.begin!()
+    const start = performance.now()
+    const inFlight = new Set<Promise<unknown>>()
+    while (next < chunks.length && performance.now() - start < durationMs) {
+      const sent: Promise<unknown> = p.send(chunks[next++]).finally(() => inFlight.delete(sent))
+      inFlight.add(sent)
+      if (inFlight.size >= window) await Promise.race(inFlight)
+    }
+    await Promise.all(inFlight)
+    await p.commit!()
+    transactions++
+  }
+  return transactions
+}
+
 function chunked(p: { prepare(r: Rec[]): unknown }, recs: Rec[], from: number, to: number, size: number): unknown[] {
   const out: unknown[] = []
   for (let i = from; i < to; i += size) out.push(p.prepare(recs.slice(i, Math.min(to, i + size))))
@@ -59,14 +85,17 @@ function chunked(p: { prepare(r: Rec[]): unknown }, recs: Rec[], from: number, t
 
 async function produce(c: ClientAdapter, job: ProduceJob): Promise<ProduceResult> {
   const recs = makeRecords(job.warmupRecords + job.records)
-  const p = await c.producer(job.bootstrap, job.topic, job.settings)
+  const txn = job.transaction
+  if (txn !== undefined && c.transactionalProducer === undefined) throw new Error(`${job.client}: no transactional producer in its adapter`)
+  const p = txn === undefined ? await c.producer(job.bootstrap, job.topic, job.settings) : await c.transactionalProducer!(job.bootstrap, job.topic, job.settings, txn.transactionalId)
   try {
     const warm = chunked(p, recs, 0, job.warmupRecords, job.chunk)
     const main = chunked(p, recs, job.warmupRecords, recs.length, job.chunk)
     const window = Math.min(job.window, p.maxConcurrentSends ?? job.window)
-    await pump(warm, window, (x) => p.send(x))
+    const run = (chunks: unknown[]) => (txn === undefined ? pump(chunks, window, (x) => p.send(x)) : pumpInTransactions(chunks, window, p, txn.durationMs))
+    await run(warm)
     const t0 = performance.now()
-    await pump(main, window, (x) => p.send(x))
+    await run(main)
     const ms = performance.now() - t0
     return { records: job.records, bytes: job.records * (KEY_BYTES + VALUE_BYTES), ms }
   } finally {
@@ -121,6 +150,32 @@ async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult
   }
   if (bytes < job.records * VALUE_BYTES) throw new Error(`values shorter than ${VALUE_BYTES} bytes`)
   return { records: job.records, ms: last - first, totalMs: last - t0 }
+}
+
+async function copy(c: ClientAdapter, job: CopyJob): Promise<CopyResult> {
+  if (c.copier === undefined) throw new Error(`${job.client}: no copier in its adapter`)
+  let t0 = 0
+  let t1 = 0
+  let copied = 0
+  let transactions = 0
+  const copier = await c.copier(
+    { bootstrap: job.bootstrap, input: job.topic, output: job.output, groupId: job.groupId, transactionalId: job.transactionalId, txnSize: job.txnSize, records: job.records, producerDefaults: job.producerDefaults },
+    {
+      started: () => void (t0 = performance.now()),
+      committed: (n) => {
+        copied += n
+        transactions++
+        if (copied >= job.records && t1 === 0) t1 = performance.now()
+      },
+    },
+  )
+  try {
+    await until(() => copied >= job.records, () => copied, 30_000, `copied ${copied} of ${job.records}`)
+  } finally {
+    await copier.close()
+  }
+  if (copied !== job.records) throw new Error(`copied ${copied} records, the input has ${job.records}`)
+  return { records: copied, transactions, ms: t1 - t0 }
 }
 
 const PROBE = 0xffffffff
@@ -244,6 +299,9 @@ async function main(): Promise<void> {
       break
     case 'roundtrip':
       result = await roundtrip(client, job)
+      break
+    case 'copy':
+      result = await copy(client, job)
       break
   }
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)

@@ -37,6 +37,29 @@ export interface ProduceJob extends JobBase {
   chunk: number
   window: number
   settings: ProducerSettings
+  /**
+   * Produce in transactions: begin, send for `durationMs`, wait for what is in flight, commit
+   * (ProducerPerformance's --transaction-duration-ms, which Java's run gets).
+   */
+  transaction?: { transactionalId: string; durationMs: number }
+}
+
+/**
+ * Exactly-once copy (consume-transform-produce): read `input` (one partition, pre-filled with
+ * `records`) from the start and write each record to `output`, at most `txnSize` per
+ * transaction with the consumed offsets committed in it (TransactionalMessageCopier's loop,
+ * whose settings the producer copies: batch.size 512, 5 in flight). Timed from the first poll
+ * to the last commit.
+ */
+export interface CopyJob extends JobBase {
+  kind: 'copy'
+  output: string
+  records: number
+  txnSize: number
+  groupId: string
+  transactionalId: string
+  /** The client's own producer defaults instead of the Java tool's settings (T2.defaults). */
+  producerDefaults?: boolean
 }
 
 /** Consume `records` records from the beginning of a pre-filled topic, in a new group. */
@@ -71,7 +94,7 @@ export interface RoundTripJob extends JobBase {
   settings: ProducerSettings
 }
 
-export type Job = ProduceJob | ConsumeJob | LatencyJob | RoundTripJob
+export type Job = ProduceJob | ConsumeJob | LatencyJob | RoundTripJob | CopyJob
 
 export interface ProduceResult {
   records: number
@@ -96,7 +119,13 @@ export interface LatencyResult {
   max: number
 }
 
-export type JobResult = ProduceResult | ConsumeResult | LatencyResult
+export interface CopyResult {
+  records: number
+  transactions: number
+  ms: number
+}
+
+export type JobResult = ProduceResult | ConsumeResult | LatencyResult | CopyResult
 
 /** 10-byte keys, 100-byte values, as the issue fixes them. */
 export const KEY_BYTES = 10

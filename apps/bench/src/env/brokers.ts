@@ -144,10 +144,10 @@ export class Brokers {
 }
 
 /** Creates a topic of PARTITIONS partitions with the tidelog Admin (on either broker). */
-export async function createTopic(b: BrokerHandle, name: string): Promise<void> {
+export async function createTopic(b: BrokerHandle, name: string, partitions = PARTITIONS): Promise<void> {
   const admin = new Admin({ brokers: [b.bootstrap], clientId: 'tidelog-bench-admin' })
   try {
-    await admin.createTopics([{ name, partitions: PARTITIONS, replicationFactor: 1 }])
+    await admin.createTopics([{ name, partitions, replicationFactor: 1 }])
   } finally {
     await admin.close()
   }

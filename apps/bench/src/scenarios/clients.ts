@@ -3,7 +3,7 @@
 // and the brokers all take turns within each round; the rows are then cut per broker
 // (clients compared) and per client (brokers compared).
 import { producerPerformance, consumerPerformance, endToEndLatency } from '../clients/java.js'
-import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerSettings, Job } from '../clients/jobs.js'
+import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerSettings, Job, ProduceJob } from '../clients/jobs.js'
 import { runChild } from '../clients/run-child.js'
 import { createTopic, deleteTopic, type BrokerHandle, type BrokerKind } from '../env/brokers.js'
 import { interleave, type Metrics, type Trial, type TrialOutcome } from '../matrix.js'
@@ -18,12 +18,12 @@ const BROKERS: BrokerKind[] = ['tidelog', 'kafka']
 const BROKER_NAMES: Record<BrokerKind, string> = { tidelog: 'tidelog-broker', kafka: 'kafka' }
 
 /** Java's producer defaults since 4.0 (KIP-1030: linger 5 ms), set explicitly for everyone. */
-const BASE: ProducerSettings = { acks: 1, idempotent: false, compression: 'none', lingerMs: 5, batchBytes: 16384, maxInFlight: 5 }
+export const BASE: ProducerSettings = { acks: 1, idempotent: false, compression: 'none', lingerMs: 5, batchBytes: 16384, maxInFlight: 5 }
 // About batch.size per partition with the 6 partitions (a record is ~120 bytes in a batch).
-const CHUNK = 6 * 136
-const WINDOW = 5
+export const CHUNK = 6 * 136
+export const WINDOW = 5
 
-const SETTINGS_NOTE = (s: ProducerSettings) =>
+export const SETTINGS_NOTE = (s: ProducerSettings) =>
   `acks=${s.acks === -1 ? 'all' : s.acks}, idempotence ${s.idempotent ? 'on' : 'off'}, compression ${s.compression}, ` +
   `linger ${s.lingerMs} ms, batch ${s.batchBytes} B, ${s.maxInFlight} in flight` +
   (s.idempotent ? ' (kafkajs: 1 request in flight and @platformatic/kafka: 1 send() at a time, their limits with idempotence)' : '')
@@ -45,24 +45,31 @@ function sizes(quick: boolean): Sizes {
 }
 
 let topicSeq = 0
-const topicName = (prefix: string) => `bench-${prefix}-${process.pid}-${++topicSeq}`
+export const topicName = (prefix: string) => `bench-${prefix}-${process.pid}-${++topicSeq}`
 
-type Cell = { client: Contender; broker: BrokerKind }
+type Cell = { client: string; broker: BrokerKind }
 const cellName = (c: Cell) => `${c.client}@${c.broker}`
 
 /**
  * Runs `measure` for every client on every broker, interleaved. A broker that cannot start
  * makes all its cells unavailable with that reason.
  */
-async function matrix(
+export async function matrix<C extends string = Contender>(
   ctx: RunContext,
   id: string,
-  clients: Contender[],
-  measure: (b: BrokerHandle, client: Contender, round: number) => Promise<Metrics>,
+  clients: C[],
+  measure: (b: BrokerHandle, client: C, round: number) => Promise<Metrics>,
+  /** Brokers left out of this run, with the reason the rows show. */
+  skip: Partial<Record<BrokerKind, string>> = {},
 ): Promise<{ outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }> {
   const up = new Map<BrokerKind, BrokerHandle>()
   const down = new Map<BrokerKind, string>()
   for (const k of BROKERS) {
+    const skipped = skip[k]
+    if (skipped !== undefined) {
+      down.set(k, skipped)
+      continue
+    }
     const b = await ctx.brokers.tryGet(k)
     if (typeof b === 'string') down.set(k, b)
     else up.set(k, b)
@@ -83,7 +90,7 @@ async function matrix(
   return { outcomes, down }
 }
 
-function cellEntry(m: { outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }, c: Cell, metric: string, unsupported?: Partial<Record<Contender, string>>): Entry {
+function cellEntry(m: { outcomes: Map<string, TrialOutcome>; down: Map<BrokerKind, string> }, c: Cell, metric: string, unsupported?: Partial<Record<string, string>>): Entry {
   const why = unsupported?.[c.client]
   if (why !== undefined) return why
   const d = m.down.get(c.broker)
@@ -95,14 +102,14 @@ function cellEntry(m: { outcomes: Map<string, TrialOutcome>; down: Map<BrokerKin
  * One row per broker comparing the clients, plus one row per `brokerClients` entry comparing
  * the two brokers driven by that client.
  */
-function rowsOf(
+export function rowsOf<C extends string = Contender>(
   m: Awaited<ReturnType<typeof matrix>>,
   head: RowHead,
   metric: string,
-  clients: Contender[],
-  brokerClients: Contender[],
+  clients: C[],
+  brokerClients: C[],
   notes: string[],
-  unsupported?: Partial<Record<Contender, string>>,
+  unsupported?: Partial<Record<C, string>>,
 ): ScenarioResult[] {
   const rows: ScenarioResult[] = []
   for (const broker of BROKERS) {
@@ -128,13 +135,13 @@ function rowsOf(
 }
 
 /** The first client against each other one, and @tidelog/kafkajs against kafkajs. */
-function pairsOf(clients: Contender[]): Array<[string, string]> {
+function pairsOf(clients: string[]): Array<[string, string]> {
   const pairs = clients.slice(1).map((c): [string, string] => [clients[0]!, c])
   if (clients.includes('tidelog-kafkajs') && clients.includes('kafkajs')) pairs.push(['tidelog-kafkajs', 'kafkajs'])
   return pairs
 }
 
-const wants = (ctx: RunContext, id: string) => ctx.only === undefined || ctx.only.has(id)
+export const wants = (ctx: RunContext, id: string) => ctx.only === undefined || ctx.only.has(id)
 
 // --- produce ------------------------------------------------------------------------------
 
@@ -145,12 +152,20 @@ const PRODUCE: Array<{ id: string; title: string; settings: ProducerSettings }> 
   { id: 'P3.gzip', title: 'produce, gzip', settings: { ...BASE, compression: 'gzip' } },
 ]
 
-async function produceOnce(b: BrokerHandle, client: Contender, n: Sizes, s: ProducerSettings, timeoutMs: number): Promise<Metrics> {
+/** One produce run on a fresh topic; with `transaction`, in transactions (T1). */
+export async function produceOnce(
+  b: BrokerHandle,
+  client: Contender,
+  n: Pick<Sizes, 'produce' | 'produceWarmup'>,
+  s: ProducerSettings,
+  timeoutMs: number,
+  transaction?: ProduceJob['transaction'],
+): Promise<Metrics> {
   const topic = topicName('p')
   await createTopic(b, topic)
   try {
-    if (client === 'java') return { rate: await producerPerformance(b.bootstrap, topic, n.produce, n.produceWarmup, s) }
-    const job: Job = { kind: 'produce', client, bootstrap: b.bootstrap, topic, records: n.produce, warmupRecords: n.produceWarmup, chunk: CHUNK, window: WINDOW, settings: s }
+    if (client === 'java') return { rate: await producerPerformance(b.bootstrap, topic, n.produce, n.produceWarmup, s, transaction) }
+    const job: Job = { kind: 'produce', client, bootstrap: b.bootstrap, topic, records: n.produce, warmupRecords: n.produceWarmup, chunk: CHUNK, window: WINDOW, settings: s, transaction }
     const r = await runChild<ProduceResult>(job, timeoutMs)
     return { rate: r.records / (r.ms / 1000) }
   } finally {
