@@ -31,7 +31,7 @@ export function runGolden(name: string, spec: Spec) {
     }
     const outputs: Golden['topologies'][string]['outputs'] = {}
     for (const [topic, type] of Object.entries(spec.outputs)) {
-      const out = driver.createOutputTopic(topic, Serdes.String(), type === 'long' ? Serdes.Long() : Serdes.String())
+      const out = driver.createOutputTopic<string, unknown>(topic, Serdes.String(), type === 'long' ? Serdes.Long() : Serdes.String())
       outputs[topic] = out.isEmpty() ? [] : out.readRecordsToList().map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp }))
     }
     return { describe: topology.describe().toString(), outputs }
