@@ -153,6 +153,11 @@ export class KafkaStreams {
         const last = batch.messages[batch.messages.length - 1]
         if (last) this.processed.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: last.offset + 1n })
         if (this.sendError) throw this.sendError
+        // ProcessorContext.commit(): honoured right after the batch that asked for it.
+        if (task.commitRequested) {
+          task.commitRequested = false
+          await this.commit()
+        }
       }
     } catch (e) {
       if (!this.abort.signal.aborted) this.fail(e)
