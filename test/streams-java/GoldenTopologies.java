@@ -110,6 +110,20 @@ public final class GoldenTopologies {
                 left.merge(right).mapValues(v -> v.toUpperCase(Locale.ROOT)).repartition().to("merged");
                 return b.build();
             }
+            case "table-groupby": {
+                final KTable<String, String> users = b.table("users", Consumed.with(S, S));
+                final KTable<String, Long> counts = users
+                    .groupBy((user, region) -> KeyValue.pair(region, user), Grouped.with(S, S))
+                    .count();
+                counts.toStream().to("region-counts", Produced.with(S, L));
+                counts.filter((region, n) -> n >= 2).mapValues(n -> "big:" + n).toStream().to("big-regions");
+                users.groupBy((user, region) -> KeyValue.pair(region, user), Grouped.with("by-region", S, S))
+                    .aggregate(() -> "", (region, user, agg) -> agg + "+" + user, (region, user, agg) -> agg + "-" + user,
+                        Materialized.with(S, S))
+                    .toStream()
+                    .to("region-members");
+                return b.build();
+            }
             case "processor-api": {
                 final Topology t = new Topology();
                 t.addSource("pa-source", "pa-input");

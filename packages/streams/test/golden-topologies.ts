@@ -83,6 +83,19 @@ export function buildGolden(name: string): Topology {
       left.merge(right).mapValues((v) => v.toUpperCase()).repartition().to('merged')
       return b.build()
     }
+    case 'table-groupby': {
+      const users = b.table('users', Consumed.with(S, S))
+      const counts = users
+        .groupBy((user, region) => ({ key: region, value: user }), Grouped.with(S, S))
+        .count()
+      counts.toStream().to('region-counts', Produced.with(S, L))
+      counts.filter((_region, n) => n >= 2).mapValues((n) => `big:${n}`).toStream().to('big-regions')
+      users.groupBy((user, region) => ({ key: region, value: user }), Grouped.as<string, string>('by-region').withKeySerde(S).withValueSerde(S))
+        .aggregate(() => '', (_region, user, agg) => `${agg}+${user}`, (_region, user, agg) => `${agg}-${user}`, Materialized.with(S, S))
+        .toStream()
+        .to('region-members')
+      return b.build()
+    }
     case 'processor-api': {
       const t = new Topology()
       t.addSource('pa-source', 'pa-input')

@@ -3,7 +3,7 @@ import { Serdes } from '../serdes.js'
 import { createRepartitionedSource } from './kstream.js'
 import { KTable } from './ktable.js'
 import { Materialized, Named } from './options.js'
-import { aggregateProcessor } from './processors.js'
+import { aggregateProcessor, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
 
 type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
@@ -27,27 +27,27 @@ export class KGroupedStream<K, V> {
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<K, number> {
     const [n, m] = split(named, materialized)
-    return this.doAggregate<number>('KSTREAM-AGGREGATE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde ?? Serdes.Long(), (store) =>
-      aggregateProcessor<K, V, number>(store, () => 0, (_k, _v, acc) => acc + 1))
+    return this.doAggregate<number>('KSTREAM-AGGREGATE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde ?? Serdes.Long(), (store, old) =>
+      aggregateProcessor<K, V, number>(store, () => 0, (_k, _v, acc) => acc + 1, old))
   }
 
   reduce(reducer: (aggregate: V, value: V) => V, named?: NamedOrMaterialized<K, V>, materialized?: Materialized<K, V>): KTable<K, V> {
     const [n, m] = split(named, materialized)
-    return this.doAggregate<V>('KSTREAM-REDUCE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde ?? this.valueSerde, (store) =>
-      aggregateProcessor<K, V, V>(store, undefined, (_k, v, acc) => reducer(acc, v)))
+    return this.doAggregate<V>('KSTREAM-REDUCE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde ?? this.valueSerde, (store, old) =>
+      aggregateProcessor<K, V, V>(store, undefined, (_k, v, acc) => reducer(acc, v), old))
   }
 
   aggregate<A>(initializer: () => A, aggregator: (key: K, value: V, aggregate: A) => A, named?: NamedOrMaterialized<K, A>, materialized?: Materialized<K, A>): KTable<K, A> {
     const [n, m] = split(named, materialized)
-    return this.doAggregate<A>('KSTREAM-AGGREGATE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde, (store) =>
-      aggregateProcessor<K, V, A>(store, initializer, aggregator))
+    return this.doAggregate<A>('KSTREAM-AGGREGATE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde, (store, old) =>
+      aggregateProcessor<K, V, A>(store, initializer, aggregator, old))
   }
 
   /**
    * Java's GroupedStreamAggregateBuilder: the store name is drawn first, then the operator's,
    * then (after a key change) the repartition topic named after the Grouped name or the store.
    */
-  private doAggregate<A>(prefix: string, named: Named | undefined, materialized: Materialized<K, A> | undefined, keySerde: Serde<K> | undefined, valueSerde: Serde<A> | undefined, supplier: (store: string) => ReturnType<typeof aggregateProcessor<K, V, A>>): KTable<K, A> {
+  private doAggregate<A>(prefix: string, named: Named | undefined, materialized: Materialized<K, A> | undefined, keySerde: Serde<K> | undefined, valueSerde: Serde<A> | undefined, supplier: (store: string, old: OldValues) => ReturnType<typeof aggregateProcessor<K, V, A>>): KTable<K, A> {
     const b = this.builder.internal
     const storeName = materialized?.storeName ?? b.newStoreName(prefix)
     const name = named?.name ?? b.newProcessorName(prefix)
@@ -55,8 +55,9 @@ export class KGroupedStream<K, V> {
     if (this.repartitionRequired) {
       parent = createRepartitionedSource(this.builder, this.nodeName, this.repartitionName ?? storeName, this.keySerde, this.valueSerde)
     }
-    b.topology.addProcessor(name, supplier(storeName), [parent])
+    const old: OldValues = { enabled: false }
+    b.topology.addProcessor(name, supplier(storeName, old), [parent])
     b.addKeyValueStore(storeName, keySerde, valueSerde, name, materialized, this.builder.defaults)
-    return new KTable<K, A>(this.builder, name, keySerde, valueSerde, materialized?.storeName)
+    return new KTable<K, A>(this.builder, name, keySerde, valueSerde, materialized?.storeName, old)
   }
 }

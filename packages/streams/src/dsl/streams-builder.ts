@@ -38,7 +38,7 @@ export class InternalStreamsBuilder {
  * Stores need serdes before the application's defaults are known (they come with the
  * driver's or KafkaStreams' config): this one resolves them at first use.
  */
-function lazySerde(s: Serde<any> | undefined, defaults: DefaultSerdes, isKey: boolean): Serde<any> {
+export function lazySerde(s: Serde<any> | undefined, defaults: DefaultSerdes, isKey: boolean): Serde<any> {
   if (s !== undefined) return s
   const pick = () => {
     const d = isKey ? defaults.key : defaults.value
@@ -85,9 +85,19 @@ export class StreamsBuilder {
       ...(consumed.timestampExtractor ? { timestampExtractor: consumed.timestampExtractor } : {}),
     })
     const queryable = materialized?.storeName
-    this.internal.topology.addProcessor(tableName, tableSourceProcessor<K, V>(queryable), [sourceName])
+    const source = { storeName: queryable }
+    const old = { enabled: false }
+    this.internal.topology.addProcessor(tableName, tableSourceProcessor<K, V>(source, old), [sourceName])
     if (queryable !== undefined) this.internal.addKeyValueStore(storeName, keySerde, valueSerde, tableName, materialized, this.defaults)
-    return new KTable<K, V>(this, tableName, keySerde, valueSerde, queryable)
+    // Old values need each key's previous value: as Java, an unmaterialized source gets its store then, under the name drawn above.
+    const materialize = (force: boolean) => {
+      if (source.storeName !== undefined) return true
+      if (!force) return false
+      source.storeName = storeName
+      this.internal.addKeyValueStore(storeName, keySerde, valueSerde, tableName, materialized, this.defaults)
+      return true
+    }
+    return new KTable<K, V>(this, tableName, keySerde, valueSerde, queryable, old, materialize)
   }
 
   addStateStore(builder: StoreBuilder): this {
