@@ -157,3 +157,19 @@ describe('in-memory key-value store', () => {
     driver.close()
   })
 })
+
+describe('Change records on a KTable repartition topic', () => {
+  it("are written in Java's ChangedSerializer layout and read back", async () => {
+    const { changeSerde } = await import('../src/dsl/change-serde.js')
+    const serde = changeSerde(S)
+    const ctx = { topic: 't', headers: [], isKey: false }
+    // {new}{1}, {old}{0}, {varint zigzag(newLength)}{new}{old}{2}
+    expect(serde.serialize({ newValue: 'ab', oldValue: null }, ctx)).toEqual(Buffer.from([0x61, 0x62, 1]))
+    expect(serde.serialize({ newValue: null, oldValue: 'c' }, ctx)).toEqual(Buffer.from([0x63, 0]))
+    expect(serde.serialize({ newValue: 'ab', oldValue: 'c' }, ctx)).toEqual(Buffer.from([0x04, 0x61, 0x62, 0x63, 2]))
+    expect(serde.deserialize(Buffer.from([0x04, 0x61, 0x62, 0x63, 2]), ctx)).toEqual({ newValue: 'ab', oldValue: 'c' })
+    expect(serde.deserialize(Buffer.from([0x63, 0]), ctx)).toEqual({ newValue: null, oldValue: 'c' })
+    expect(() => serde.serialize({ newValue: null, oldValue: null }, ctx)).toThrow(StreamsException)
+    expect(() => serde.deserialize(Buffer.from([0x63, 7]), ctx)).toThrow(/Unknown encoding flag 7/)
+  })
+})

@@ -266,9 +266,10 @@ export class KafkaStreams {
       const reader = new Consumer({ brokers: this.brokers, clientId: `${this.applicationId}-restore-consumer`, autoOffsetReset: 'earliest' })
       try {
         reader.assign([tp])
-        for await (const m of reader) {
-          store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
-          if (m.offset + 1n >= end.offset) break
+        // By batch position, not record offset: compaction leaves gaps in a changelog.
+        for await (const batch of reader.batches()) {
+          for (const m of batch.messages) store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
+          if (batch.nextOffset >= end.offset) break
         }
       } finally {
         await reader.close()
