@@ -20,7 +20,7 @@ export type { StateStore, KeyValueStore, KeyValue, StoreBuilder, KeyValueBytesSt
 export { Serdes } from './serdes.js'
 export type { Serde, Serializer, Deserializer, SerdeContext } from './serdes.js'
 export { StreamsException, TopologyException, InvalidStateStoreException } from './errors.js'
-export type { StreamsConfig } from './config.js'
+export type { StreamsConfig, HandlerResponse, DeserializationExceptionHandler, ProductionExceptionHandler } from './config.js'
 export { StreamsBuilder } from './dsl/streams-builder.js'
 export { KStream, BranchedKStream } from './dsl/kstream.js'
 export { KTable } from './dsl/ktable.js'

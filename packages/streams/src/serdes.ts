@@ -11,6 +11,7 @@ export type { Serde, Serializer, Deserializer, SerdeContext } from '@tidelog/cli
 /** 8-byte big-endian two's complement, as Java's LongSerializer (count() results use it). */
 const long: Serde<number | bigint> = {
   serialize: (v) => {
+    if (typeof v !== 'bigint' && !Number.isSafeInteger(v)) throw new TypeError(`the Long serializer needs an integer, got ${typeof v === 'number' ? v : typeof v}`)
     const b = Buffer.alloc(8)
     b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v))
     return b
@@ -25,6 +26,7 @@ const long: Serde<number | bigint> = {
 /** 4-byte big-endian, as Java's IntegerSerializer. */
 const integer: Serde<number> = {
   serialize: (v) => {
+    if (!Number.isInteger(v)) throw new TypeError(`the Integer serializer needs an integer, got ${typeof v === 'number' ? v : typeof v}`)
     const b = Buffer.alloc(4)
     b.writeInt32BE(v)
     return b
@@ -38,6 +40,7 @@ const integer: Serde<number> = {
 /** IEEE 754 double, big-endian, as Java's DoubleSerializer. */
 const double: Serde<number> = {
   serialize: (v) => {
+    if (typeof v !== 'number') throw new TypeError(`the Double serializer needs a number, got ${typeof v}`)
     const b = Buffer.alloc(8)
     b.writeDoubleBE(v)
     return b

@@ -173,3 +173,44 @@ describe('Change records on a KTable repartition topic', () => {
     expect(() => serde.deserialize(Buffer.from([0x63, 7]), ctx)).toThrow(/Unknown encoding flag 7/)
   })
 })
+
+describe('exception handlers (Java names and defaults)', () => {
+  const topology = () => new Topology()
+    .addSource('src', 'in', { valueSerde: Serdes.Long() })
+    .addSink('out', 'out', { valueSerde: Serdes.Long() }, 'src')
+  const eightBytes = (n: number) => { const b = Buffer.alloc(8); b.writeBigInt64BE(BigInt(n)); return b }
+  const raw: Serde<Buffer> = { serialize: (b) => b, deserialize: (b) => b }
+
+  it('default logAndFail: an undeserializable record stops processing with StreamsException', () => {
+    const driver = new TopologyTestDriver(topology(), config, 0)
+    const input = driver.createInputTopic('in', S, raw)
+    expect(() => input.pipeInput('k', Buffer.from([1, 2, 3]), 1)).toThrow(/Deserialization exception handler is set to fail/)
+    driver.close()
+  })
+
+  it('logAndContinue skips it and processes the next; a handler function decides per record', () => {
+    const seen: number[] = []
+    for (const handler of ['logAndContinue', (r: { offset: number }) => { seen.push(r.offset); return 'CONTINUE' as const }] as const) {
+      const driver = new TopologyTestDriver(topology(), { ...config, 'default.deserialization.exception.handler': handler }, 0)
+      const input = driver.createInputTopic('in', S, raw)
+      input.pipeInput('k', Buffer.from([1, 2, 3]), 1)
+      input.pipeInput('k', eightBytes(42), 2)
+      expect(driver.createOutputTopic('out', S, Serdes.Long()).readKeyValuesToList()).toEqual([{ key: 'k', value: 42 }])
+      driver.close()
+    }
+    expect(seen).toEqual([0])
+  })
+
+  it("a record the sink cannot serialize fails by default, and is dropped with 'continue'", () => {
+    const build = () => new Topology()
+      .addSource('src', 'in')
+      .addSink('out', 'out', { valueSerde: Serdes.Integer() }, 'src')
+    const failing = new TopologyTestDriver(build(), config, 0)
+    expect(() => failing.createInputTopic('in', S, S).pipeInput('k', 'not a number', 1)).toThrow(/production exception handler is set to fail/)
+    failing.close()
+    const lenient = new TopologyTestDriver(build(), { ...config, 'default.production.exception.handler': 'continue' }, 0)
+    lenient.createInputTopic('in', S, S).pipeInput('k', 'not a number', 1)
+    expect(lenient.createOutputTopic('out', S, Serdes.Integer()).isEmpty()).toBe(true)
+    lenient.close()
+  })
+})

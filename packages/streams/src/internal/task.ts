@@ -5,6 +5,7 @@ import { Record, type Headers, type RecordMetadata } from '../record.js'
 import { deserializeSync, serializeSync, type StateStore, type StateStoreContext } from '../store.js'
 import type { InternalTopologyBuilder, NodeFactory, SinkNode, SourceNode } from './builder.js'
 import { PunctuationQueue } from './punctuation.js'
+import { deserializationResponse, productionResponse, type DeserializationExceptionHandler, type ProductionExceptionHandler } from '../config.js'
 
 /** A record as it arrives from (or goes to) a topic: bytes, not yet deserialized. */
 export interface RawRecord {
@@ -29,6 +30,10 @@ export interface TaskConfig {
   /** Partition count of an output topic (for StreamPartitioner); undefined = let the producer choose. */
   partitionsFor?: (topic: string) => number | undefined
   wallClock: () => number
+  deserializationExceptionHandler?: DeserializationExceptionHandler
+  productionExceptionHandler?: ProductionExceptionHandler
+  /** Records skipped by a handler answering CONTINUE (Java's dropped-records metric). */
+  onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
 }
 
 interface Instance {
@@ -122,8 +127,18 @@ export class StreamTask {
     const raw = best.shift()!
     const source = this.sourceFor(raw.topic)
     const f = source.factory as SourceNode
-    const key = raw.key === null ? null : deserializeSync(this.serde(f.keySerde, true, source.factory.name), raw.key, true, raw.topic)
-    const value = raw.value === null ? null : deserializeSync(this.serde(f.valueSerde, false, source.factory.name), raw.value, false, raw.topic)
+    let key: unknown
+    let value: unknown
+    try {
+      key = raw.key === null ? null : deserializeSync(this.serde(f.keySerde, true, source.factory.name), raw.key, true, raw.topic)
+      value = raw.value === null ? null : deserializeSync(this.serde(f.valueSerde, false, source.factory.name), raw.value, false, raw.topic)
+    } catch (e) {
+      if (deserializationResponse(this.config.deserializationExceptionHandler, raw, e) === 'CONTINUE') {
+        this.config.onDropped?.('deserialization', e)
+        return true
+      }
+      throw new StreamsException(`Deserialization exception handler is set to fail upon a deserialization error (record ${raw.topic}-${raw.partition}@${raw.offset}). If you would rather have the streaming pipeline continue after a deserialization error, please set the default.deserialization.exception.handler appropriately.`, { cause: e })
+    }
     const timestamp = f.timestampExtractor
       ? f.timestampExtractor({ ...raw, key, value }, this.streamTime)
       : raw.timestamp
@@ -204,8 +219,18 @@ export class StreamTask {
     const topic = f.topic !== undefined
       ? this.builder.decorate(f.topic, this.config.applicationId)
       : f.extractor!(record.key, record.value, { ...this.current, timestamp: record.timestamp })
-    const key = record.key === null || record.key === undefined ? null : serializeSync(this.serde(f.keySerde, true, f.name), record.key, true, topic)
-    const value = record.value === null || record.value === undefined ? null : serializeSync(this.serde(f.valueSerde, false, f.name), record.value, false, topic)
+    let key: Buffer | null
+    let value: Buffer | null
+    try {
+      key = record.key === null || record.key === undefined ? null : serializeSync(this.serde(f.keySerde, true, f.name), record.key, true, topic)
+      value = record.value === null || record.value === undefined ? null : serializeSync(this.serde(f.valueSerde, false, f.name), record.value, false, topic)
+    } catch (e) {
+      if (productionResponse(this.config.productionExceptionHandler, { topic }, e) === 'CONTINUE') {
+        this.config.onDropped?.('serialization', e)
+        return
+      }
+      throw new StreamsException(`Error serializing a record for topic ${topic} in sink ${f.name}; the production exception handler is set to fail`, { cause: e })
+    }
     let partition: number | undefined
     if (f.partitioner) {
       const n = this.config.partitionsFor?.(topic)

@@ -1,7 +1,7 @@
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
-import type { StreamsConfig } from '../config.js'
+import { productionResponse, type StreamsConfig } from '../config.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import { InMemoryKeyValueStore } from '../store.js'
@@ -207,6 +207,7 @@ export class KafkaStreams {
         this.pending.add(p)
         p.then(() => this.pending.delete(p), (e: unknown) => {
           this.pending.delete(p)
+          if (productionResponse(this.config['default.production.exception.handler'], { topic: r.topic }, e) === 'CONTINUE') return
           this.sendError ??= new StreamsException(`task ${task}: failed to send a record to ${r.topic}`, { cause: e })
         })
       },
@@ -233,6 +234,8 @@ export class KafkaStreams {
           ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
           ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
           wallClock: Date.now,
+          ...(this.config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: this.config['default.deserialization.exception.handler'] } : {}),
+          ...(this.config['default.production.exception.handler'] ? { productionExceptionHandler: this.config['default.production.exception.handler'] } : {}),
         }, this.collector(id))
         this.tasks.set(key, task)
         await this.restore(task)

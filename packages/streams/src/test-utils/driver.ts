@@ -54,6 +54,8 @@ export class TopologyTestDriver {
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       partitionsFor: () => 1,
       wallClock: () => this.wallClock,
+      ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
+      ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
     }, { send: (r) => this.produced.push({ topic: r.topic, key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }) })
     this.inputTopics = new Set(this.task.sourceTopics())
   }
