@@ -214,3 +214,35 @@ describe('exception handlers (Java names and defaults)', () => {
     lenient.close()
   })
 })
+
+describe('KStream.process / processValues (Processor API inside the DSL)', () => {
+  it('processValues keeps the key (a changed key is refused), process may change it; both see their connected store', () => {
+    const b = new StreamsBuilder()
+    b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore('seen'), S, Serdes.Long()).withLoggingDisabled())
+    const counted = b.stream<string, string>('in', Consumed.with(S, S)).processValues<string>(() => {
+      let ctx!: ProcessorContext<string, string>
+      let store!: KeyValueStore<string, number>
+      return {
+        init(c: ProcessorContext<string, string>) { ctx = c; store = c.getStateStore('seen') },
+        process(r: Record<string, string>) {
+          const n = (store.get(r.key) ?? 0) + 1
+          store.put(r.key, n)
+          ctx.forward(r.value === 'rekey' ? r.withKey('other') : r.withValue(`${r.value}#${n}`))
+        },
+      }
+    }, undefined, 'seen')
+    counted.process<string, string>(() => {
+      let ctx!: ProcessorContext<string, string>
+      return { init(c: ProcessorContext<string, string>) { ctx = c }, process(r: Record<string, string>) { ctx.forward(r.withKey(r.value)) } }
+    }).to('out')
+    const topology = b.build()
+    expect(topology.describe().toString()).toContain('Processor: KSTREAM-PROCESSVALUES-0000000001 (stores: [seen])')
+    const driver = new TopologyTestDriver(topology, config, 0)
+    const input = driver.createInputTopic('in', S, S)
+    input.pipeInput('a', 'x', 1)
+    input.pipeInput('a', 'y', 2)
+    expect(driver.createOutputTopic('out', S, S).readKeyValuesToList()).toEqual([{ key: 'x#1', value: 'x#1' }, { key: 'y#2', value: 'y#2' }])
+    expect(() => input.pipeInput('a', 'rekey', 3)).toThrow(/processValues: other is not the input key a/)
+    driver.close()
+  })
+})

@@ -1,4 +1,5 @@
 import type { Serde } from '@tidelog/client'
+import { StreamsException } from '../errors.js'
 import type { ProcessorSupplier, TopicNameExtractor } from '../processor.js'
 import { KGroupedStream } from './kgrouped-stream.js'
 import { Branched, Grouped, Named, Produced, Repartitioned } from './options.js'
@@ -89,6 +90,34 @@ export class KStream<K, V> {
   /** Processor API inside the DSL (Java's KStream#process); the stores must be added to the builder first. */
   process<KR, VR>(supplier: ProcessorSupplier<K, V, KR, VR>, named?: Named, ...storeNames: string[]): KStream<KR, VR> {
     const out = this.add<KR, VR>('KSTREAM-PROCESSOR-', named, supplier, undefined, undefined, true)
+    for (const s of storeNames) this.builder.internal.topology.connect(out.nodeName, s)
+    return out
+  }
+
+  /**
+   * Java's KStream#processValues (KIP-820): a processor that may change values but not keys, so
+   * no repartition follows. A record forwarded with another key is refused with StreamsException.
+   */
+  processValues<VR>(supplier: ProcessorSupplier<K, V, K, VR>, named?: Named, ...storeNames: string[]): KStream<K, VR> {
+    const fixedKey: ProcessorSupplier<K, V, K, VR> = () => {
+      const inner = supplier()
+      let key: K
+      return {
+        init: (ctx) => inner.init?.({
+          ...ctx,
+          forward: (record, childName) => {
+            if (record.key !== key) throw new StreamsException(`processValues: ${String(record.key)} is not the input key ${String(key)}; use process() to change keys`)
+            ctx.forward(record, childName)
+          },
+        }),
+        process: (record) => {
+          key = record.key
+          inner.process(record)
+        },
+        close: () => inner.close?.(),
+      }
+    }
+    const out = this.add<K, VR>('KSTREAM-PROCESSVALUES-', named, fixedKey, this.keySerde, undefined, this.repartitionRequired)
     for (const s of storeNames) this.builder.internal.topology.connect(out.nodeName, s)
     return out
   }
