@@ -1,6 +1,6 @@
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
-import { Producer } from '@tidelog/producer'
+import { Producer, SendError, type ProducerRecord } from '@tidelog/producer'
 import { productionResponse, type StreamsConfig } from '../config.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
@@ -150,6 +150,7 @@ export class KafkaStreams {
           })
         }
         while (task.process()) task.maybePunctuateStreamTime()
+        this.drainOutbox()
         const last = batch.messages[batch.messages.length - 1]
         if (last) this.processed.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: last.offset + 1n })
         if (this.sendError) throw this.sendError
@@ -170,6 +171,7 @@ export class KafkaStreams {
     if (this.state !== 'RUNNING' && this.state !== 'REBALANCING') return
     try {
       for (const t of this.tasks.values()) t.maybePunctuateSystemTime()
+      this.drainOutbox()
       if (Date.now() - this.lastCommit >= this.commitIntervalMs) await this.commit()
     } catch (e) {
       this.fail(e)
@@ -180,6 +182,7 @@ export class KafkaStreams {
   private commit(only?: (tp: TopicPartition) => boolean): Promise<void> {
     const run = async () => {
       this.lastCommit = Date.now()
+      this.drainOutbox()
       await this.producer.flush()
       await Promise.allSettled([...this.pending])
       if (this.sendError) throw this.sendError
@@ -193,10 +196,13 @@ export class KafkaStreams {
     return next
   }
 
-  private collector(task: TaskId): RecordCollector {
+  /** Records the tasks produced since the last hand-over to the producer, in send order. */
+  private outbox: ProducerRecord[] = []
+
+  private collector(_task: TaskId): RecordCollector {
     return {
       send: (r) => {
-        const p = this.producer.send({
+        this.outbox.push({
           topic: r.topic,
           key: r.key,
           value: r.value,
@@ -204,14 +210,30 @@ export class KafkaStreams {
           timestamp: r.timestamp,
           ...(r.partition === undefined ? {} : { partition: r.partition }),
         })
-        this.pending.add(p)
-        p.then(() => this.pending.delete(p), (e: unknown) => {
-          this.pending.delete(p)
-          if (productionResponse(this.config['default.production.exception.handler'], { topic: r.topic }, e) === 'CONTINUE') return
-          this.sendError ??= new StreamsException(`task ${task}: failed to send a record to ${r.topic}`, { cause: e })
-        })
       },
     }
+  }
+
+  /**
+   * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
+   * not per record); a record that failed goes through the production exception handler.
+   */
+  private drainOutbox(): void {
+    if (this.outbox.length === 0) return
+    const records = this.outbox
+    this.outbox = []
+    const p = this.producer.send(records)
+    this.pending.add(p)
+    p.then(() => this.pending.delete(p), (e: unknown) => {
+      this.pending.delete(p)
+      const errors: (Error | undefined)[] = e instanceof SendError ? e.errors : records.map(() => (e instanceof Error ? e : new Error(String(e))))
+      errors.forEach((err, i) => {
+        if (err === undefined || this.sendError) return
+        const topic = records[i]!.topic
+        if (productionResponse(this.config['default.production.exception.handler'], { topic }, err) === 'CONTINUE') return
+        this.sendError = new StreamsException(`failed to send a record to ${topic}`, { cause: err })
+      })
+    })
   }
 
   private taskFor(topic: string, partition: number): StreamTask {
