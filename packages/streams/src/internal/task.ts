@@ -36,6 +36,36 @@ export interface TaskConfig {
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
 }
 
+/** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
+class RecordQueue {
+  private items: RawRecord[] = []
+  private head = 0
+
+  get length(): number {
+    return this.items.length - this.head
+  }
+
+  peek(): RawRecord | undefined {
+    return this.items[this.head]
+  }
+
+  push(r: RawRecord): void {
+    this.items.push(r)
+  }
+
+  take(): RawRecord {
+    const r = this.items[this.head++]!
+    if (this.head === this.items.length) {
+      this.items = []
+      this.head = 0
+    } else if (this.head > 4096 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
+    return r
+  }
+}
+
 interface Instance {
   factory: NodeFactory
   children: Instance[]
@@ -51,7 +81,7 @@ interface Instance {
 export class StreamTask {
   readonly stores = new Map<string, StateStore>()
   private readonly instances = new Map<string, Instance>()
-  private readonly queues = new Map<string, RawRecord[]>()
+  private readonly queues = new Map<string, RecordQueue>()
   private readonly streamQueue = new PunctuationQueue()
   private readonly wallQueue = new PunctuationQueue()
   private streamTime = -1
@@ -106,7 +136,7 @@ export class StreamTask {
     const k = `${r.topic}\u0000${r.partition}`
     let q = this.queues.get(k)
     if (q === undefined) {
-      q = []
+      q = new RecordQueue()
       this.queues.set(k, q)
     }
     q.push(r)
@@ -119,12 +149,12 @@ export class StreamTask {
 
   /** Processes the next record; false when every queue is empty. */
   process(): boolean {
-    let best: RawRecord[] | undefined
+    let best: RecordQueue | undefined
     for (const q of this.queues.values()) {
-      if (q.length > 0 && (best === undefined || q[0]!.timestamp < best[0]!.timestamp)) best = q
+      if (q.length > 0 && (best === undefined || q.peek()!.timestamp < best.peek()!.timestamp)) best = q
     }
     if (best === undefined) return false
-    const raw = best.shift()!
+    const raw = best.take()
     const source = this.sourceFor(raw.topic)
     const f = source.factory as SourceNode
     let key: unknown
