@@ -37,23 +37,23 @@ export interface TaskConfig {
 }
 
 /** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
-class RecordQueue {
-  private items: RawRecord[] = []
+export class RecordQueue<T = RawRecord> {
+  private items: T[] = []
   private head = 0
 
   get length(): number {
     return this.items.length - this.head
   }
 
-  peek(): RawRecord | undefined {
+  peek(): T | undefined {
     return this.items[this.head]
   }
 
-  push(r: RawRecord): void {
+  push(r: T): void {
     this.items.push(r)
   }
 
-  take(): RawRecord {
+  take(): T {
     const r = this.items[this.head++]!
     if (this.head === this.items.length) {
       this.items = []

@@ -4,7 +4,7 @@ import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import type { Headers } from '../record.js'
 import { deserializeSync, InMemoryKeyValueStore, serializeSync, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
-import { StreamTask, type RawRecord } from '../internal/task.js'
+import { RecordQueue, StreamTask, type RawRecord } from '../internal/task.js'
 import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
 
@@ -36,7 +36,7 @@ export class TopologyTestDriver {
   private readonly task: StreamTask
   private readonly applicationId: string
   private readonly produced: Produced[] = []
-  private readonly outputs = new Map<string, Produced[]>()
+  private readonly outputs = new Map<string, RecordQueue<Produced>>()
   private readonly offsets = new Map<string, number>()
   private readonly inputTopics: Set<string>
   private wallClock: number
@@ -80,7 +80,7 @@ export class TopologyTestDriver {
   readOutput(topic: string): Produced | undefined {
     const q = this.outputs.get(topic)
     if (q === undefined) throw new NoSuchElementError(`Uninitialized topic: ${topic}`)
-    return q.shift()
+    return q.length === 0 ? undefined : q.take()
   }
 
   /** @internal */
@@ -149,7 +149,7 @@ export class TopologyTestDriver {
     for (const r of batch) {
       let q = this.outputs.get(r.topic)
       if (q === undefined) {
-        q = []
+        q = new RecordQueue<Produced>()
         this.outputs.set(r.topic, q)
       }
       q.push(r)
