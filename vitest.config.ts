@@ -14,6 +14,7 @@ export default defineConfig({
       '@tidelog/consumer': src('./packages/consumer/src/index.ts'),
       '@tidelog/producer': src('./packages/producer/src/index.ts'),
       '@tidelog/kafkajs': src('./packages/kafkajs/src/index.ts'),
+      '@tidelog/streams': src('./packages/streams/src/index.ts'),
     },
   },
   test: {

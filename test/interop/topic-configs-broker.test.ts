@@ -122,7 +122,6 @@ describe(`Kafka ${version}'s ConfigCommand and TopicCommand against the tidelog 
     expect(await fail('segment.bytes=1000')).toContain('Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576')
     expect(await fail('no.such.config=1')).toContain('Unknown topic config name: no.such.config')
     expect(await fail('remote.storage.enable=true')).toContain('Tiered Storage functionality is disabled in the broker')
-    expect(await fail('cleanup.policy=compact')).toContain('log compaction is not supported yet (issue 12)')
   })
 })
 

@@ -137,6 +137,9 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     producerIdExpirationMs: config.producerIdExpirationMs,
     producerIdExpirationCheckIntervalMs: config.producerIdExpirationCheckIntervalMs,
     maxOpenFiles: config.maxOpenFiles,
+    cleanerEnable: config.logCleanerEnable,
+    cleanerBackoffMs: config.logCleanerBackoffMs,
+    cleanerDedupeBufferSize: config.logCleanerDedupeBufferSize,
   })
   let server: KafkaServer | undefined
   let web: BrokerConsole | undefined

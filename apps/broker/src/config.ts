@@ -53,6 +53,12 @@ export interface BrokerConfig {
    * partitions do not exhaust the descriptor limit.
    */
   maxOpenFiles: number
+  /** Kafka's log.cleaner.enable: compacted topics are cleaned in the background. */
+  logCleanerEnable: boolean
+  /** Kafka's log.cleaner.backoff.ms: the cleaner's pause when no log needs cleaning. */
+  logCleanerBackoffMs: number
+  /** Kafka's log.cleaner.dedupe.buffer.size: memory for the key-to-offset map of one cleaning (24 bytes a key). */
+  logCleanerDedupeBufferSize: number
   maxMessageBytes: number
   /** Kafka's fetch.max.bytes: record bytes in one Fetch response (at least one batch, KIP-74). */
   fetchMaxBytes: number
@@ -139,6 +145,9 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   transactionRemoveExpiredTransactionCleanupIntervalMs: 3_600_000,
   transactionPartitionVerificationEnable: true,
   maxOpenFiles: 1000,
+  logCleanerEnable: true,
+  logCleanerBackoffMs: 15_000,
+  logCleanerDedupeBufferSize: 128 * 1024 * 1024,
   // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
   maxMessageBytes: 1048588,
   // Kafka's fetch.max.bytes default: 55 MiB.
@@ -237,6 +246,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'maxOpenFiles', flag: 'max-open-files', env: 'TIDELOG_MAX_OPEN_FILES', kind: { type: 'int', min: 16, max: INT32_MAX }, help: 'most segment files kept open; the least recently used are closed and reopened on demand (not a Kafka setting)' },
   { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
   { key: 'fetchMaxBytes', flag: 'fetch-max-bytes', env: 'TIDELOG_FETCH_MAX_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'record bytes in one fetch response (at least one batch is always returned)' },
+  { key: 'logCleanerEnable', flag: 'log-cleaner-enable', env: 'TIDELOG_LOG_CLEANER_ENABLE', kind: { type: 'bool' }, help: 'compact topics whose cleanup.policy has compact (Kafka\'s log.cleaner.enable)' },
+  { key: 'logCleanerBackoffMs', flag: 'log-cleaner-backoff-ms', env: 'TIDELOG_LOG_CLEANER_BACKOFF_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'pause of the log cleaner when no log needs cleaning (Kafka\'s log.cleaner.backoff.ms)' },
+  { key: 'logCleanerDedupeBufferSize', flag: 'log-cleaner-dedupe-buffer-size', env: 'TIDELOG_LOG_CLEANER_DEDUPE_BUFFER_SIZE', kind: { type: 'int', min: 1024 * 1024, max: SAFE }, help: 'memory for the key map of one cleaning, 24 bytes a key (Kafka\'s log.cleaner.dedupe.buffer.size)' },
   { key: 'messageTimestampBeforeMaxMs', flag: 'log-message-timestamp-before-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records older than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'messageTimestampAfterMaxMs', flag: 'log-message-timestamp-after-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records further in the future than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TIDELOG_MAX_REQUEST_BYTES', kind: { type: 'int', min: 1024, max: INT32_MAX }, help: 'largest request frame accepted; larger ones close the connection' },

@@ -61,7 +61,6 @@ interface TopicConfigDef {
 
 
 const NO_EFFECT_SINGLE_NODE = 'Accepted for compatibility; it has no effect on a single-node broker.'
-const NO_EFFECT_COMPACTION = 'Applies to log compaction only, which this broker does not do yet (issue 12); accepted and stored.'
 const NO_EFFECT_TIERED = 'Applies to tiered storage only, which this broker does not have; accepted and stored.'
 const NO_EFFECT_RECOMPRESSION = 'Applies to broker-side recompression only, which this broker does not do (compression.type must be producer); accepted and stored.'
 
@@ -74,14 +73,9 @@ const DEFS: Record<string, TopicConfigDef> = {
     type: 'LIST',
     kafkaDefault: 'delete',
     validate: oneOf(['compact', 'delete']),
-    refuse: (v) =>
-      (v as string[]).includes('compact')
-        ? 'log compaction is not supported yet (issue 12)'
-        : (v as string[]).length === 0
-          ? 'an empty cleanup.policy is not supported by this broker; use delete'
-          : undefined,
+    refuse: (v) => ((v as string[]).length === 0 ? 'an empty cleanup.policy is not supported by this broker; use delete, compact or both' : undefined),
     brokerName: 'log.cleanup.policy',
-    doc: 'How old segments are cleaned up: delete (by retention.ms and retention.bytes) is supported; compact is refused until compaction lands.',
+    doc: 'delete removes old segments by retention.ms and retention.bytes; compact keeps the latest record of every key (the log cleaner); compact,delete does both.',
   },
   'compression.gzip.level': {
     type: 'INT',
@@ -118,7 +112,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     kafkaDefault: '86400000',
     validate: atLeast(0n),
     brokerName: 'log.cleaner.delete.retention.ms',
-    doc: `How long tombstones are kept on compacted topics. ${NO_EFFECT_COMPACTION}`,
+    doc: 'How long a tombstone (and the marker of a transaction with no data left) stays after the cleaning that first kept it (KIP-534).',
   },
   'errors.deadletterqueue.group.enable': {
     type: 'BOOLEAN',
@@ -188,7 +182,7 @@ const DEFS: Record<string, TopicConfigDef> = {
     kafkaDefault: LONG_MAX,
     validate: atLeast(1n),
     brokerName: 'log.cleaner.max.compaction.lag.ms',
-    doc: `Longest a record may stay uncompacted. ${NO_EFFECT_COMPACTION}`,
+    doc: 'A log whose oldest dirty record is older than this is cleaned whatever its dirty ratio (KIP-354).',
   },
   'max.decompressed.message.bytes': {
     type: 'INT',
@@ -238,14 +232,14 @@ const DEFS: Record<string, TopicConfigDef> = {
     kafkaDefault: '0.5',
     validate: between(0, 1),
     brokerName: 'log.cleaner.min.cleanable.ratio',
-    doc: `Dirty share of the log that triggers cleaning. ${NO_EFFECT_COMPACTION}`,
+    doc: 'The cleaner picks a compacted log once its dirty (not yet cleaned) bytes are more than this share of the log.',
   },
   'min.compaction.lag.ms': {
     type: 'LONG',
     kafkaDefault: '0',
     validate: atLeast(0n),
     brokerName: 'log.cleaner.min.compaction.lag.ms',
-    doc: `Shortest time a record stays uncompacted. ${NO_EFFECT_COMPACTION}`,
+    doc: 'A segment holding a record younger than this is not cleaned yet (KIP-58).',
   },
   'min.insync.replicas': {
     type: 'INT',
@@ -455,6 +449,18 @@ function num(v: string | undefined, fallback: number, infinite = Infinity): numb
   return n >= Number.MAX_SAFE_INTEGER ? infinite : n
 }
 
+function cleanupSettings(configs: Readonly<Record<string, string>>): Pick<LogConfig, 'cleanupDelete' | 'cleanupCompact' | 'deleteRetentionMs' | 'minCompactionLagMs' | 'maxCompactionLagMs' | 'minCleanableDirtyRatio'> {
+  const policy = (configs['cleanup.policy'] ?? 'delete').split(',').map((p) => p.trim())
+  return {
+    cleanupDelete: policy.includes('delete'),
+    cleanupCompact: policy.includes('compact'),
+    deleteRetentionMs: num(configs['delete.retention.ms'], 86_400_000),
+    minCompactionLagMs: num(configs['min.compaction.lag.ms'], 0),
+    maxCompactionLagMs: num(configs['max.compaction.lag.ms'], Infinity),
+    minCleanableDirtyRatio: num(configs['min.cleanable.dirty.ratio'], 0.5),
+  }
+}
+
 export function topicSettings(configs: Readonly<Record<string, string>>, b: BrokerConfig): TopicSettings {
   const internalSegment = configs[INTERNAL_SEGMENT_BYTES]
   return {
@@ -466,6 +472,7 @@ export function topicSettings(configs: Readonly<Record<string, string>>, b: Brok
       flushMessages: num(configs['flush.messages'], b.flushMessages),
       flushMs: num(configs['flush.ms'], b.flushMs),
       indexIntervalBytes: num(configs['index.interval.bytes'], 4096),
+      ...cleanupSettings(configs),
     },
     maxMessageBytes: num(configs['max.message.bytes'], b.maxMessageBytes),
     logAppendTime: configs['message.timestamp.type']?.trim() === 'LogAppendTime',

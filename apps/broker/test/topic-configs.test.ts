@@ -70,9 +70,6 @@ async function describeTopic(c: RawClient, name: string, opts: { keys?: string[]
 
 // Values Kafka accepts that this broker refuses rather than silently not honouring.
 const REFUSED: Record<string, RegExp> = {
-  '{"cleanup.policy":"compact"}': /^Invalid value compact for configuration cleanup.policy: log compaction is not supported yet \(issue 12\)$/,
-  '{"cleanup.policy":"compact,delete"}': /log compaction is not supported yet \(issue 12\)/,
-  '{"cleanup.policy":" delete , compact "}': /log compaction is not supported yet \(issue 12\)/,
   '{"cleanup.policy":""}': /an empty cleanup.policy is not supported by this broker/,
   '{"compression.type":" gzip "}': /^Invalid value gzip for configuration compression.type: this broker .* does not recompress/,
   '{"min.insync.replicas":"2"}': /^Invalid value 2 for configuration min.insync.replicas: this broker is a single node/,

@@ -6,6 +6,7 @@ import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parseSegmentFileName } fro
 import type { LogConfig, PartitionLogOptions, RecoveryReport } from './partition-log.js'
 import { recoverSegment } from './recovery.js'
 import { TXN_INDEX_SUFFIX } from './txn-index.js'
+import { settleSwaps } from './compaction/swap.js'
 import { LogSegment } from './segment.js'
 
 export interface LoadedSegments {
@@ -33,6 +34,9 @@ export function loadSegments(opts: PartitionLogOptions, config: LogConfig, now: 
     const created = !existsSync(opts.dir)
     if (created) fs.mkdirSync(opts.dir, { recursive: true })
 
+    // A cleaner swap that committed before a crash is finished; one that did not is dropped.
+    const swapped = created ? 0 : settleSwaps(fs, opts.dir)
+    if (swapped > 0) logger.info(`${name}: finished ${swapped} interrupted cleaner swap(s)`)
     const bases: number[] = []
     const indexFiles: string[] = []
     for (const f of readdirSync(opts.dir)) {
@@ -51,12 +55,14 @@ export function loadSegments(opts: PartitionLogOptions, config: LogConfig, now: 
     const recoveryPoint = opts.clean === true ? Infinity : (opts.recoveryPoint ?? 0)
     const report: RecoveryReport = { recoveredSegments: 0, truncatedBytes: 0, droppedSegments: 0 }
     const segments: LogSegment[] = []
+    let truncated = false
     try {
       for (let i = 0; i < bases.length; i++) {
         const seg = LogSegment.open(opts.dir, bases[i]!, config.indexIntervalBytes, now, fs, opts.files)
         const prev = segments[segments.length - 1]
-        if (prev !== undefined && seg.baseOffset !== prev.nextOffset) {
-          // A gap (or overlap) after a truncation: what follows cannot be served as one log.
+        if (prev !== undefined && (seg.baseOffset < prev.nextOffset || (truncated && seg.baseOffset !== prev.nextOffset))) {
+          // An overlap, or a gap after a truncation: what follows cannot be served as one log.
+          // (Other gaps are normal: the log cleaner removes offsets and never renumbers.)
           logger.warn(
             `${name}: segment ${seg.baseOffset} does not continue the log at ${prev.nextOffset}; deleting it and ${bases.length - i - 1} later segment(s)`,
           )
@@ -68,6 +74,7 @@ export function loadSegments(opts: PartitionLogOptions, config: LogConfig, now: 
           }
           break
         }
+        truncated = false
         const next = bases[i + 1]
         // Segments holding offsets at or past the recovery point were never fsynced and
         // may be torn; the others are re-read only if their indexes or tail look wrong.
@@ -79,6 +86,7 @@ export function loadSegments(opts: PartitionLogOptions, config: LogConfig, now: 
         if (recover) {
           const r = recoverSegment(seg)
           report.recoveredSegments++
+          truncated = r.truncatedBytes > 0
           if (r.truncatedBytes > 0) {
             report.truncatedBytes += r.truncatedBytes
             logger.warn(

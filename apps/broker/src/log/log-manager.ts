@@ -12,6 +12,7 @@ import { type DataDirLock, lockDataDir } from './lock.js'
 import { OpenFileLimiter } from './open-files.js'
 import { DEFAULT_LOG_CONFIG, type LogConfig, PartitionLog } from './partition-log.js'
 import { DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS } from './producer-state.js'
+import { LogCleaner } from './cleaner.js'
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint'
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint'
@@ -45,6 +46,12 @@ export interface LogManagerOptions {
   producerIdExpirationCheckIntervalMs?: number
   /** The most segment files open at once (not a Kafka setting; default 1000). */
   maxOpenFiles?: number
+  /** log.cleaner.enable (default true): compacted topics are cleaned in the background. */
+  cleanerEnable?: boolean
+  /** log.cleaner.backoff.ms (default 15 s). */
+  cleanerBackoffMs?: number
+  /** log.cleaner.dedupe.buffer.size (default 128 MiB). */
+  cleanerDedupeBufferSize?: number
 }
 
 /**
@@ -72,6 +79,8 @@ export class LogManager {
   private readonly producerIdExpirationMs: number | undefined
   /** Caps the segment files held open by all the logs together. */
   readonly files: OpenFileLimiter
+  /** Compacts the logs whose cleanup.policy has compact (Kafka's LogCleaner). */
+  readonly cleaner: LogCleaner
 
   private constructor(opts: LogManagerOptions, lock: DataDirLock, clean: boolean) {
     this.dataDir = resolve(opts.dataDir)
@@ -84,6 +93,15 @@ export class LogManager {
     this.dirState = new LogDirState(this.dataDir, this.logger)
     this.producerIdExpirationMs = opts.producerIdExpirationMs
     this.files = new OpenFileLimiter(opts.maxOpenFiles ?? 1000)
+    this.cleaner = new LogCleaner({
+      dataDir: this.dataDir,
+      fs: this.fs,
+      dirState: this.dirState,
+      logs: () => this.logs.values(),
+      logger: this.logger,
+      ...(opts.cleanerBackoffMs !== undefined ? { backoffMs: opts.cleanerBackoffMs } : {}),
+      ...(opts.cleanerDedupeBufferSize !== undefined ? { dedupeBufferSize: opts.cleanerDedupeBufferSize } : {}),
+    })
   }
 
   /** The data directory was taken offline by a failed write or fsync. */
@@ -337,6 +355,7 @@ export class LogManager {
   async close(): Promise<void> {
     if (this.closed) return
     for (const t of this.timers) clearInterval(t)
+    await this.cleaner.close()
     await this.checkpointing
     const errors: unknown[] = []
     await Promise.all(
@@ -385,6 +404,7 @@ export class LogManager {
       this.timers.push(t)
     }
     every(opts.retentionCheckIntervalMs ?? 5000, () => this.runRetention())
+    if (opts.cleanerEnable !== false) this.cleaner.start()
     every(opts.checkpointIntervalMs ?? 60_000, () => void this.checkpoint().catch(() => {}))
     every(opts.producerIdExpirationCheckIntervalMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, () => this.removeExpiredProducers())
     // The flush.ms policy and prompt log-start-offset checkpoints after DeleteRecords.

@@ -18,6 +18,16 @@ export interface LogConfig {
   /** fsync data older than this (checked by the owner's timer); Infinity: never. */
   flushMs: number
   indexIntervalBytes: number
+  /** cleanup.policy: delete applies retention, compact runs the log cleaner; both may be on. */
+  cleanupDelete: boolean
+  cleanupCompact: boolean
+  /** delete.retention.ms: how long a tombstone (and an empty transaction's marker) outlives its first cleaning (KIP-534). */
+  deleteRetentionMs: number
+  /** min.compaction.lag.ms / max.compaction.lag.ms (KIP-58, KIP-354). */
+  minCompactionLagMs: number
+  maxCompactionLagMs: number
+  /** min.cleanable.dirty.ratio */
+  minCleanableDirtyRatio: number
 }
 
 export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
@@ -28,6 +38,12 @@ export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({
   flushMessages: Infinity,
   flushMs: Infinity,
   indexIntervalBytes: DEFAULT_INDEX_INTERVAL_BYTES,
+  cleanupDelete: true,
+  cleanupCompact: false,
+  deleteRetentionMs: 86_400_000,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Infinity,
+  minCleanableDirtyRatio: 0.5,
 })
 
 export interface AppendOptions {

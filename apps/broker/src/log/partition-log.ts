@@ -93,7 +93,7 @@ export class PartitionLog {
   /** The last producer-state snapshot write (they are written in order, off the event loop). */
   private snapshotting: Promise<void> = Promise.resolve()
   readonly producerIdExpirationMs: number
-  private readonly files: OpenFileLimiter | undefined
+  readonly files: OpenFileLimiter | undefined
 
   private constructor(opts: PartitionLogOptions, segments: LogSegment[], recovery: RecoveryReport, now: number) {
     this.dir = opts.dir
@@ -444,7 +444,9 @@ export class PartitionLog {
    */
   deleteOldSegments(now = Date.now()): number {
     if (this.closed || this.dirState.offline) return 0
-    const decision = segmentsToDelete(this.segments, this.config, now, this._logStartOffset, this.lastStableOffset)
+    // cleanup.policy without delete: only DeleteRecords moves the start of a compacted log.
+    const policy = this.config.cleanupDelete ? this.config : { retentionMs: -1, retentionBytes: -1 }
+    const decision = segmentsToDelete(this.segments, policy, now, this._logStartOffset, this.lastStableOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)
     const doomed = this.segments.splice(0, decision.count)

@@ -254,6 +254,16 @@ export class ProducerStateManager {
     return this.ongoing
   }
 
+  /** Each producer's last batch's last offset: the cleaner keeps that batch (empty if need be) so sequences survive compaction, as Kafka does. */
+  lastBatchOffsets(): Map<number, number> {
+    const out = new Map<number, number>()
+    for (const [producerId, e] of this.producers) {
+      const last = e.batches[e.batches.length - 1]
+      if (last !== undefined) out.set(producerId, last.lastOffset)
+    }
+    return out
+  }
+
   /** Every producer, for DescribeProducers. */
   views(): ProducerView[] {
     const out: ProducerView[] = []

@@ -1,4 +1,4 @@
-import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TidelogError, validateRecordBatch } from '@tidelog/protocol'
+import { InvalidRecordError, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TidelogError, readBatchHeader, validateRecordBatch } from '@tidelog/protocol'
 import { BATCH_LENGTH_AT } from './format.js'
 import type { LogSegment } from './segment.js'
 
@@ -67,7 +67,7 @@ export function recoverSegment(seg: LogSegment): SegmentRecovery {
     let lastOffset: number
     let maxTimestamp: number
     try {
-      const h = validateRecordBatch(view, at)
+      const h = storedBatchHeader(view, at)
       baseOffset = Number(h.baseOffset)
       lastOffset = baseOffset + h.lastOffsetDelta
       maxTimestamp = Number(h.maxTimestamp)
@@ -76,8 +76,9 @@ export function recoverSegment(seg: LogSegment): SegmentRecovery {
       reason = err.message
       break
     }
-    if (baseOffset !== seg.nextOffset) {
-      reason = `batch starts at offset ${baseOffset}, expected ${seg.nextOffset}`
+    // The log cleaner leaves gaps between batches, never an overlap.
+    if (baseOffset < seg.nextOffset) {
+      reason = `batch starts at offset ${baseOffset}, below ${seg.nextOffset}`
       break
     }
     seg.track(pos, size, baseOffset, lastOffset, maxTimestamp)
@@ -88,4 +89,21 @@ export function recoverSegment(seg: LogSegment): SegmentRecovery {
   if (truncatedBytes > 0) seg.truncateTo(pos)
   seg.persistIndexes()
   return reason === undefined ? { truncatedBytes } : { truncatedBytes, reason }
+}
+
+/**
+ * validateRecordBatch, except that a batch the log cleaner shrank is sound: it
+ * keeps its offset range and CRC but holds fewer records than the range (none,
+ * for the kept last batch of a producer), as Kafka's cleaned batches do.
+ */
+function storedBatchHeader(view: Buffer, at: number): ReturnType<typeof readBatchHeader> {
+  try {
+    return validateRecordBatch(view, at)
+  } catch (err) {
+    // The CRC and layout checks come first, so only the count checks fail here.
+    if (!(err instanceof InvalidRecordError)) throw err
+    const h = readBatchHeader(view, at)
+    if (h.lastOffsetDelta < 0 || h.recordCount < 0 || h.recordCount > h.lastOffsetDelta + 1) throw err
+    return h
+  }
 }

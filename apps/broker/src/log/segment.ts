@@ -453,8 +453,8 @@ export class LogSegment implements Evictable {
 
   /**
    * Trusts the index files if they are sane and the batches after the last
-   * indexed one chain exactly to the end of the file (lengths, contiguous
-   * offsets; no CRCs), indexing that tail as it goes. This is all a clean
+   * indexed one chain exactly to the end of the file (lengths, increasing
+   * offsets with the gaps compaction leaves; no CRCs), indexing that tail as it goes. This is all a clean
    * start does per segment. Returns false when anything is off; the caller
    * then recovers the segment from its bytes.
    */
@@ -468,7 +468,8 @@ export class LogSegment implements Evictable {
     if (this.size === 0) return oi.entries === 0 && ti.entries === 0
     const w = new Window(this.fd, this.size, SCRATCH.length)
     let o = w.load(0, WALK_HEADER_BYTES)
-    if (o < 0 || readInt64(SCRATCH, o) !== this.baseOffset) return false
+    // Compaction may have removed the first offsets of a segment, never moved any below its base.
+    if (o < 0 || readInt64(SCRATCH, o) < this.baseOffset) return false
     this.firstBatchTimestamp = readInt64(SCRATCH, o + MAX_TIMESTAMP_AT)
     this.maxTimestamp = ti.lastTimestamp
     this.offsetOfMaxTimestamp = ti.lastOffset
@@ -484,8 +485,8 @@ export class LogSegment implements Evictable {
       if (last < base) return false
       if (expected < 0) {
         // The batch the last index entry names must be where the entry says.
-        if (oi.entries > 0 ? last !== oi.lastOffset : base !== this.baseOffset) return false
-      } else if (base !== expected) {
+        if (oi.entries > 0 ? last !== oi.lastOffset : base < this.baseOffset) return false
+      } else if (base < expected) {
         return false
       }
       this.track(pos, size, base, last, readInt64(SCRATCH, o + MAX_TIMESTAMP_AT))

@@ -1,0 +1,165 @@
+import { join } from 'node:path'
+import type { Logger } from '../logger.js'
+import { silentLogger } from '../logger.js'
+import { formatCheckpoint, readCheckpoint } from './checkpoint.js'
+import { type CleanOptions, type CleanResult, DEFAULT_DEDUPE_BUFFER_SIZE, cleanLog, isCleanable, planCleaning } from './compaction/clean-log.js'
+import { Pacer } from './compaction/segment-reader.js'
+import type { SwapStep } from './compaction/swap.js'
+import type { LogDirState } from './dir-failure.js'
+import { type LogFileSystem, writeFileAtomicWith } from './file-system.js'
+import { partitionDirName } from './format.js'
+import type { PartitionLog } from './partition-log.js'
+
+/** Kafka's file of each compacted partition's first dirty offset. */
+export const CLEANER_CHECKPOINT = 'cleaner-offset-checkpoint'
+/** Kafka's log.cleaner.backoff.ms default. */
+export const DEFAULT_CLEANER_BACKOFF_MS = 15_000
+
+export interface LogCleanerOptions {
+  dataDir: string
+  fs: LogFileSystem
+  dirState: LogDirState
+  logs: () => Iterable<PartitionLog>
+  logger?: Logger
+  /** log.cleaner.backoff.ms: the pause when no log needs cleaning. */
+  backoffMs?: number
+  /** log.cleaner.dedupe.buffer.size */
+  dedupeBufferSize?: number
+  /** The longest stretch of synchronous cleaning work between yields to the event loop. */
+  sliceMs?: number
+  /** Tests stop the cleaner mid-swap here. */
+  fault?: (step: SwapStep, base: number) => void
+}
+
+export interface CleanerPass extends CleanResult {
+  topic: string
+  partition: number
+  ratio: number
+}
+
+/**
+ * Kafka's LogCleaner with one cleaner thread, on the event loop: it picks the
+ * dirtiest compacted log past its min.cleanable.dirty.ratio (or overdue by
+ * max.compaction.lag.ms), cleans it in slices that yield to other work, writes
+ * the new first dirty offset to the cleaner checkpoint, and waits
+ * log.cleaner.backoff.ms when nothing needs cleaning.
+ */
+export class LogCleaner {
+  private readonly checkpoints: Map<string, number>
+  private readonly logger: Logger
+  private running: Promise<CleanerPass | undefined> = Promise.resolve(undefined)
+  private timer: NodeJS.Timeout | undefined
+  private stopped = false
+  private readonly pacer: Pacer
+  /** Passes finished since the start (tests wait on it). */
+  passes = 0
+  lastPass: CleanerPass | undefined
+
+  constructor(private readonly opts: LogCleanerOptions) {
+    this.logger = opts.logger ?? silentLogger
+    this.pacer = new Pacer(opts.sliceMs ?? 4)
+    let cp = new Map<string, number>()
+    try {
+      cp = new Map([...readCheckpoint(join(opts.dataDir, CLEANER_CHECKPOINT))].map(([k, v]) => [k, v.offset]))
+    } catch (err) {
+      // Without it every log is dirty from its start: cleaning again is safe.
+      this.logger.warn(`ignoring ${CLEANER_CHECKPOINT}: ${(err as Error).message}`)
+    }
+    this.checkpoints = cp
+  }
+
+  /** The first dirty offset the checkpoint holds for a log (0 when none). */
+  firstDirtyOffset(log: PartitionLog): number {
+    return this.checkpoints.get(partitionDirName(log.topic, log.partition)) ?? 0
+  }
+
+  start(): void {
+    if (this.stopped || this.timer !== undefined) return
+    const loop = (): void => {
+      this.timer = undefined
+      if (this.stopped) return
+      void this.cleanOnce().then(
+        (pass) => {
+          if (!this.stopped) this.timer = setTimeout(loop, pass === undefined ? (this.opts.backoffMs ?? DEFAULT_CLEANER_BACKOFF_MS) : 0)
+          this.timer?.unref()
+        },
+        (err: unknown) => {
+          this.logger.error(`log cleaner: ${String(err)}`)
+          if (!this.stopped) this.timer = setTimeout(loop, this.opts.backoffMs ?? DEFAULT_CLEANER_BACKOFF_MS)
+          this.timer?.unref()
+        },
+      )
+    }
+    this.timer = setTimeout(loop, 0)
+    this.timer.unref()
+  }
+
+  /** Cleans the dirtiest cleanable log once; undefined when none needs it. Passes never overlap. */
+  cleanOnce(now?: number): Promise<CleanerPass | undefined> {
+    const run = this.running.then(() => this.pass(now ?? Date.now()), () => this.pass(now ?? Date.now()))
+    this.running = run.catch(() => undefined)
+    return run
+  }
+
+  /** Cleans until no log is cleanable (tests, tools). Returns the passes made. */
+  async cleanAll(now?: number): Promise<CleanerPass[]> {
+    const out: CleanerPass[] = []
+    for (let pass = await this.cleanOnce(now); pass !== undefined; pass = await this.cleanOnce(now)) out.push(pass)
+    return out
+  }
+
+  private async pass(now: number): Promise<CleanerPass | undefined> {
+    if (this.stopped || this.opts.dirState.offline) return undefined
+    let best: { log: PartitionLog; plan: ReturnType<typeof planCleaning> } | undefined
+    for (const log of this.opts.logs()) {
+      if (!log.config.cleanupCompact || log.isClosed) continue
+      const plan = planCleaning(log, this.firstDirtyOffset(log), now)
+      if (!isCleanable(plan, log)) continue
+      // Overdue logs first (KIP-354), then the dirtiest.
+      if (best === undefined || (plan.needNow && !best.plan.needNow) || (plan.needNow === best.plan.needNow && plan.ratio > best.plan.ratio)) best = { log, plan }
+    }
+    if (best === undefined) return undefined
+    const { log, plan } = best
+    const started = performance.now()
+    const opts: CleanOptions = { now, dedupeBufferSize: this.opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, pacer: this.pacer, stopping: () => this.stopped }
+    if (this.opts.fault !== undefined) opts.fault = this.opts.fault
+    const result = await cleanLog(log, plan, opts)
+    if (result === undefined) return undefined
+    this.checkpoints.set(partitionDirName(log.topic, log.partition), result.endOffset)
+    await this.writeCheckpoint()
+    const pass: CleanerPass = { ...result, topic: log.topic, partition: log.partition, ratio: plan.ratio }
+    this.passes++
+    this.lastPass = pass
+    const ms = performance.now() - started
+    this.logger.info(
+      `${log.topic}-${log.partition}: cleaned ${result.segmentsCleaned} segment(s) up to offset ${result.endOffset} in ${ms.toFixed(0)} ms ` +
+        `(dirty ratio ${plan.ratio.toFixed(2)}, ${result.bytesRead} bytes read, ${result.bytesWritten} written, ${result.recordsRemoved} record(s) removed)`,
+    )
+    return pass
+  }
+
+  private async writeCheckpoint(): Promise<void> {
+    const live = new Set<string>()
+    const entries: { topic: string; partition: number; offset: number }[] = []
+    for (const log of this.opts.logs()) {
+      const name = partitionDirName(log.topic, log.partition)
+      const offset = this.checkpoints.get(name)
+      live.add(name)
+      if (offset !== undefined) entries.push({ topic: log.topic, partition: log.partition, offset })
+    }
+    for (const name of [...this.checkpoints.keys()]) if (!live.has(name)) this.checkpoints.delete(name)
+    try {
+      await writeFileAtomicWith(this.opts.fs, join(this.opts.dataDir, CLEANER_CHECKPOINT), formatCheckpoint(entries))
+    } catch (err) {
+      throw this.opts.dirState.fail(err, `writing ${CLEANER_CHECKPOINT}`)
+    }
+  }
+
+  /** Stops scheduling and waits for a pass under way (it gives up at its next slice once its log closes). */
+  async close(): Promise<void> {
+    this.stopped = true
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    await this.running
+  }
+}

@@ -1,0 +1,208 @@
+import type { Processor, ProcessorContext, ProcessorSupplier } from '../processor.js'
+import type { Record } from '../record.js'
+import { StreamsException } from '../errors.js'
+import type { KeyValueStore, ValueAndTimestamp } from '../store.js'
+
+/** A KTable update (Java's Change): the new value, and the old one when a downstream needs it. */
+export interface Change<V> {
+  newValue: V | null
+  oldValue: V | null
+}
+
+/**
+ * Whether a KTable processor forwards old values too. Set after the processor is wired, when a
+ * downstream operation needs them (KTable.groupBy), as Java's enableSendingOldValues; read when
+ * records flow, so the same supplier serves both.
+ */
+export interface OldValues {
+  enabled: boolean
+}
+
+export interface KeyValuePair<K, V> {
+  key: K
+  value: V
+}
+
+/** The DSL's stateless operators, one supplier each, as Java's KStreamFilter, KStreamMap, ... */
+function stateless<K, V, KO, VO>(fn: (record: Record<K, V>, ctx: ProcessorContext<KO, VO>) => void): ProcessorSupplier<K, V, KO, VO> {
+  return () => {
+    let ctx!: ProcessorContext<KO, VO>
+    return {
+      init: (c) => { ctx = c },
+      process: (r) => fn(r, ctx),
+    }
+  }
+}
+
+export const ops = {
+  filter: <K, V>(pred: (k: K, v: V) => boolean, not: boolean) =>
+    stateless<K, V, K, V>((r, c) => { if (pred(r.key, r.value) !== not) c.forward(r) }),
+  map: <K, V, KR, VR>(fn: (k: K, v: V) => KeyValuePair<KR, VR>) =>
+    stateless<K, V, KR, VR>((r, c) => {
+      const kv = fn(r.key, r.value)
+      c.forward(r.withKey(kv.key).withValue(kv.value))
+    }),
+  mapValues: <K, V, VR>(fn: (v: V, k: K) => VR) =>
+    stateless<K, V, K, VR>((r, c) => c.forward(r.withValue(fn(r.value, r.key)))),
+  flatMap: <K, V, KR, VR>(fn: (k: K, v: V) => Iterable<KeyValuePair<KR, VR>>) =>
+    stateless<K, V, KR, VR>((r, c) => { for (const kv of fn(r.key, r.value)) c.forward(r.withKey(kv.key).withValue(kv.value)) }),
+  flatMapValues: <K, V, VR>(fn: (v: V, k: K) => Iterable<VR>) =>
+    stateless<K, V, K, VR>((r, c) => { for (const v of fn(r.value, r.key)) c.forward(r.withValue(v)) }),
+  peek: <K, V>(fn: (k: K, v: V) => void) =>
+    stateless<K, V, K, V>((r, c) => { fn(r.key, r.value); c.forward(r) }),
+  foreach: <K, V>(fn: (k: K, v: V) => void) =>
+    stateless<K, V, never, never>((r) => fn(r.key, r.value)),
+  selectKey: <K, V, KR>(fn: (k: K, v: V) => KR) =>
+    stateless<K, V, KR, V>((r, c) => c.forward(r.withKey(fn(r.key, r.value)))),
+  passThrough: <K, V>() => stateless<K, V, K, V>((r, c) => c.forward(r)),
+  /** Java's KStreamBranch: the first matching predicate wins; unmatched records go to the default branch if any. */
+  branch: <K, V>(predicates: ((k: K, v: V) => boolean)[], children: string[]) =>
+    stateless<K, V, K, V>((r, c) => {
+      for (let i = 0; i < predicates.length; i++) {
+        if (predicates[i]!(r.key, r.value)) {
+          c.forward(r, children[i])
+          return
+        }
+      }
+      if (children.length > predicates.length) c.forward(r, children[predicates.length])
+    }),
+  toStream: <K, V>() => stateless<K, Change<V>, K, V | null>((r, c) => c.forward(r.withValue(r.value.newValue))),
+  tableFilter: <K, V>(pred: (k: K, v: V) => boolean, not: boolean, store: string | undefined, old: OldValues) =>
+    tableOp<K, V, V>((k, v) => (pred(k, v) !== not ? v : null), store, old, true),
+  tableMapValues: <K, V, VR>(fn: (v: V, k: K) => VR, store: string | undefined, old: OldValues) =>
+    tableOp<K, V, VR>((k, v) => fn(v, k), store, old, false),
+  /**
+   * Java's KTableRepartitionMap: the old pair (subtract) then the new one (add), or one record
+   * carrying both when the selected key did not change.
+   */
+  tableSelect: <K, V, KR, VR>(fn: (k: K, v: V) => KeyValuePair<KR, VR>) =>
+    stateless<K, Change<V>, KR, Change<VR>>((r, c) => {
+      if (r.key === null || r.key === undefined) throw new StreamsException('Record key for the grouping KTable should not be null.')
+      const nv = r.value.newValue === null ? null : fn(r.key, r.value.newValue)
+      const ov = r.value.oldValue === null ? null : fn(r.key, r.value.oldValue)
+      const oldOk = ov !== null && ov.key !== null && ov.key !== undefined && ov.value !== null && ov.value !== undefined
+      const newOk = nv !== null && nv.key !== null && nv.key !== undefined && nv.value !== null && nv.value !== undefined
+      if (oldOk && newOk && ov.key === nv.key) {
+        c.forward(r.withKey(ov.key).withValue({ newValue: nv.value, oldValue: ov.value }))
+        return
+      }
+      if (oldOk) c.forward(r.withKey(ov.key).withValue({ newValue: null, oldValue: ov.value }))
+      if (newOk) c.forward(r.withKey(nv.key).withValue({ newValue: nv.value, oldValue: null }))
+    }),
+}
+
+/**
+ * KTableFilter / KTableMapValues: a null value stays null (a delete), and is forwarded as one,
+ * except that a filter sending old values drops an update that is null on both sides.
+ */
+function tableOp<K, V, VR>(compute: (k: K, v: V) => VR | null, storeName: string | undefined, oldValues: OldValues, isFilter: boolean): ProcessorSupplier<K, Change<V>, K, Change<VR>> {
+  return () => {
+    let ctx!: ProcessorContext<K, Change<VR>>
+    let store: KeyValueStore<K, ValueAndTimestamp<VR>> | undefined
+    return {
+      init: (c) => {
+        ctx = c
+        if (storeName !== undefined) store = c.getStateStore<NonNullable<typeof store>>(storeName)
+      },
+      process: (r) => {
+        const newValue = r.value.newValue === null ? null : compute(r.key, r.value.newValue)
+        // A materialized filter / mapValues has its previous output in its own store (Java's computeOldValue).
+        const oldValue = !oldValues.enabled ? null : store ? (store.get(r.key)?.value ?? null) : r.value.oldValue === null ? null : compute(r.key, r.value.oldValue)
+        if (isFilter && oldValues.enabled && newValue === null && oldValue === null) return
+        if (store) store.put(r.key, newValue === null ? null : { value: newValue, timestamp: r.timestamp })
+        ctx.forward(r.withValue({ newValue, oldValue }))
+      },
+    }
+  }
+}
+
+/**
+ * Java's KStreamAggregate (count and aggregate) and KStreamReduce: records with a null key or
+ * value are dropped; the result keeps the largest timestamp seen for the key.
+ */
+export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, agg: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, V, K, Change<A>> {
+  return () => {
+    let ctx!: ProcessorContext<K, Change<A>>
+    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    return {
+      init: (c) => {
+        ctx = c
+        store = c.getStateStore(storeName)
+      },
+      process: (r) => {
+        if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return
+        const old = store.get(r.key)
+        let next: A
+        let ts: number
+        if (old === undefined) {
+          next = init === undefined ? (r.value as unknown as A) : agg(r.key, r.value, init())
+          ts = r.timestamp
+        } else {
+          next = agg(r.key, r.value, old.value)
+          ts = Math.max(r.timestamp, old.timestamp)
+        }
+        store.put(r.key, { value: next, timestamp: ts })
+        ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled && old !== undefined ? old.value : null }).withTimestamp(ts))
+      },
+    }
+  }
+}
+
+/**
+ * Java's KTableSource: drops null keys; stores the update when the table is materialized
+ * (`source.storeName`, set later when a downstream operation needs old values).
+ */
+export function tableSourceProcessor<K, V>(source: { storeName: string | undefined }, oldValues: OldValues): ProcessorSupplier<K, V, K, Change<V>> {
+  return () => {
+    let ctx!: ProcessorContext<K, Change<V>>
+    let store: KeyValueStore<K, ValueAndTimestamp<V>> | undefined
+    return {
+      init: (c) => {
+        ctx = c
+        if (source.storeName !== undefined) store = c.getStateStore<NonNullable<typeof store>>(source.storeName)
+      },
+      process: (r) => {
+        if (r.key === null || r.key === undefined) return
+        const old = oldValues.enabled && store ? (store.get(r.key)?.value ?? null) : null
+        if (store) store.put(r.key, r.value === null ? null : { value: r.value, timestamp: r.timestamp })
+        ctx.forward(r.withValue({ newValue: r.value, oldValue: old }))
+      },
+    } satisfies Processor<K, V, K, Change<V>>
+  }
+}
+
+/**
+ * Java's KTableAggregate (count and aggregate of a KGroupedTable) and KTableReduce: the old
+ * value is subtracted, then the new one added; the aggregate keeps the largest timestamp.
+ * `init` undefined is reduce: the first value is the aggregate.
+ */
+export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, add: (k: K, v: V, acc: A) => A, remove: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, Change<V>, K, Change<A>> {
+  return () => {
+    let ctx!: ProcessorContext<K, Change<A>>
+    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    return {
+      init: (c) => {
+        ctx = c
+        store = c.getStateStore(storeName)
+      },
+      process: (r) => {
+        if (r.key === null || r.key === undefined) throw new StreamsException(`Record key for KTable aggregate operator with state ${storeName} should not be null.`)
+        const old = store.get(r.key)
+        const oldAgg = old === undefined ? null : old.value
+        let ts = r.timestamp
+        let mid: A | null = oldAgg
+        if (r.value.oldValue !== null && oldAgg !== null) {
+          mid = remove(r.key, r.value.oldValue, oldAgg)
+          ts = Math.max(r.timestamp, old!.timestamp)
+        }
+        let next: A | null = mid
+        if (r.value.newValue !== null) {
+          next = mid === null ? (init === undefined ? (r.value.newValue as unknown as A) : add(r.key, r.value.newValue, init())) : add(r.key, r.value.newValue, mid)
+          if (old !== undefined) ts = Math.max(r.timestamp, old.timestamp)
+        }
+        store.put(r.key, next === null ? null : { value: next, timestamp: ts })
+        ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
+      },
+    }
+  }
+}

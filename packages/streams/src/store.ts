@@ -1,0 +1,299 @@
+import type { Serde } from '@tidelog/client'
+import { InvalidStateStoreException, StreamsException } from './errors.js'
+
+/** What a store sees of its task when it is initialised. */
+export interface StateStoreContext {
+  readonly applicationId: string
+  readonly taskId: { toString(): string }
+  /** Writes one change to the store's changelog (only called for stores with logging on). */
+  logChange(storeName: string, key: Buffer, value: Buffer | null, timestamp: number): void
+  /** The timestamp of the record being processed (changelog records carry it, as in Java). */
+  currentTimestamp(): number
+}
+
+export interface StateStore {
+  readonly name: string
+  init(context: StateStoreContext): void
+  flush(): void
+  close(): void
+  readonly persistent: boolean
+  isOpen(): boolean
+}
+
+export interface KeyValue<K, V> {
+  key: K
+  value: V
+}
+
+/** Java's ReadOnlyKeyValueStore + KeyValueStore; iterators are arrays here (a snapshot, closed by design). */
+export interface KeyValueStore<K, V> extends StateStore {
+  get(key: K): V | undefined
+  put(key: K, value: V | null): void
+  putIfAbsent(key: K, value: V): V | undefined
+  putAll(entries: readonly KeyValue<K, V | null>[]): void
+  delete(key: K): V | undefined
+  /** Keys from `from` to `to` inclusive, in serialized-key byte order (as Java's stores); undefined = open end. */
+  range(from: K | undefined, to: K | undefined): KeyValue<K, V>[]
+  reverseRange(from: K | undefined, to: K | undefined): KeyValue<K, V>[]
+  all(): KeyValue<K, V>[]
+  reverseAll(): KeyValue<K, V>[]
+  approximateNumEntries(): number
+}
+
+/**
+ * The bytes store under a typed store: a sorted map keyed by the serialized key, so range and
+ * all follow Java's unsigned lexicographic byte order (Bytes.BYTES_LEXICO_COMPARATOR). Keys are
+ * held as latin1 strings: comparing those code unit by code unit is exactly that order.
+ */
+export class InMemoryKeyValueBytesStore {
+  private readonly map = new Map<string, Buffer>()
+  private sorted: string[] | undefined = []
+
+  get(key: Buffer): Buffer | undefined {
+    return this.map.get(key.toString('latin1'))
+  }
+
+  put(key: Buffer, value: Buffer | null): Buffer | undefined {
+    const k = key.toString('latin1')
+    const old = this.map.get(k)
+    if (value === null) {
+      if (old !== undefined) {
+        this.map.delete(k)
+        this.sorted = undefined
+      }
+    } else {
+      if (old === undefined) this.sorted = undefined
+      this.map.set(k, value)
+    }
+    return old
+  }
+
+  range(from: Buffer | undefined, to: Buffer | undefined): [Buffer, Buffer][] {
+    const keys = this.keys()
+    const lo = from === undefined ? undefined : from.toString('latin1')
+    const hi = to === undefined ? undefined : to.toString('latin1')
+    if (lo !== undefined && hi !== undefined && lo > hi) return []
+    const out: [Buffer, Buffer][] = []
+    for (const k of keys) {
+      if (lo !== undefined && k < lo) continue
+      if (hi !== undefined && k > hi) break
+      out.push([Buffer.from(k, 'latin1'), this.map.get(k)!])
+    }
+    return out
+  }
+
+  size(): number {
+    return this.map.size
+  }
+
+  clear(): void {
+    this.map.clear()
+    this.sorted = []
+  }
+
+  private keys(): string[] {
+    if (this.sorted === undefined) this.sorted = [...this.map.keys()].sort()
+    return this.sorted
+  }
+}
+
+/** Encodes store values: plain (KeyValueStore) or with the record timestamp in front (Java's timestamped stores). */
+export interface ValueAndTimestamp<V> {
+  value: V
+  timestamp: number
+}
+
+const ctx = (isKey: boolean) => ({ topic: '', headers: [], isKey })
+
+export function serializeSync<T>(serde: Serde<T>, value: T, isKey: boolean, topic = ''): Buffer {
+  const out = serde.serialize(value, { ...ctx(isKey), topic })
+  if (out instanceof Promise) throw new StreamsException('Kafka Streams serdes must be synchronous: this serializer returned a Promise')
+  return Buffer.isBuffer(out) ? out : Buffer.from(out.buffer, out.byteOffset, out.byteLength)
+}
+
+export function deserializeSync<T>(serde: Serde<T>, data: Buffer, isKey: boolean, topic = ''): T {
+  const out = serde.deserialize(data, { ...ctx(isKey), topic })
+  if (out instanceof Promise) throw new StreamsException('Kafka Streams serdes must be synchronous: this deserializer returned a Promise')
+  return out
+}
+
+/** Java's timestamped value format: 8-byte big-endian timestamp, then the value bytes. */
+export function timestampedSerde<V>(inner: Serde<V>): Serde<ValueAndTimestamp<V>> {
+  return {
+    serialize: (v) => {
+      const value = serializeSync(inner, v.value, false)
+      const out = Buffer.alloc(8 + value.length)
+      out.writeBigInt64BE(BigInt(v.timestamp))
+      value.copy(out, 8)
+      return out
+    },
+    deserialize: (b) => ({ timestamp: Number(b.readBigInt64BE(0)), value: deserializeSync(inner, b.subarray(8), false) }),
+  }
+}
+
+/**
+ * A typed in-memory key-value store (Java's MeteredKeyValueStore over InMemoryKeyValueStore,
+ * with the ChangeLoggingKeyValueBytesStore layer when logging is on): serdes at the edge,
+ * bytes inside, each write sent to `<applicationId>-<name>-changelog`.
+ */
+export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
+  readonly persistent = false
+  private readonly bytes = new InMemoryKeyValueBytesStore()
+  private context: StateStoreContext | undefined
+  private open = false
+
+  constructor(
+    readonly name: string,
+    private readonly keySerde: Serde<K>,
+    private readonly valueSerde: Serde<V>,
+    private readonly logging: boolean,
+    /** Values are ValueAndTimestamp (Java's TimestampedKeyValueStore). */
+    readonly timestamped = false,
+  ) {}
+
+  init(context: StateStoreContext): void {
+    this.context = context
+    this.open = true
+  }
+
+  isOpen(): boolean {
+    return this.open
+  }
+
+  flush(): void {}
+
+  close(): void {
+    this.open = false
+  }
+
+  /** Applies a changelog record while restoring (no re-logging). */
+  restore(key: Buffer, value: Buffer | null): void {
+    this.bytes.put(key, value)
+  }
+
+  get(key: K): V | undefined {
+    const v = this.checked().get(this.k(key))
+    return v === undefined ? undefined : this.v(v)
+  }
+
+  put(key: K, value: V | null): void {
+    this.write(this.k(key), value === null || value === undefined ? null : serializeSync(this.valueSerde, value, false))
+  }
+
+  putIfAbsent(key: K, value: V): V | undefined {
+    const old = this.get(key)
+    if (old === undefined) this.put(key, value)
+    return old
+  }
+
+  putAll(entries: readonly KeyValue<K, V | null>[]): void {
+    for (const e of entries) this.put(e.key, e.value)
+  }
+
+  delete(key: K): V | undefined {
+    const old = this.write(this.k(key), null)
+    return old === undefined ? undefined : this.v(old)
+  }
+
+  range(from: K | undefined, to: K | undefined): KeyValue<K, V>[] {
+    return this.checked().range(from === undefined ? undefined : this.k(from), to === undefined ? undefined : this.k(to)).map(([k, v]) => this.kv(k, v))
+  }
+
+  reverseRange(from: K | undefined, to: K | undefined): KeyValue<K, V>[] {
+    return this.range(from, to).reverse()
+  }
+
+  all(): KeyValue<K, V>[] {
+    return this.range(undefined, undefined)
+  }
+
+  reverseAll(): KeyValue<K, V>[] {
+    return this.all().reverse()
+  }
+
+  approximateNumEntries(): number {
+    return this.checked().size()
+  }
+
+  private write(key: Buffer, value: Buffer | null): Buffer | undefined {
+    const old = this.checked().put(key, value)
+    if (this.logging && this.context) this.context.logChange(this.name, key, value, this.context.currentTimestamp())
+    return old
+  }
+
+  private checked(): InMemoryKeyValueBytesStore {
+    if (!this.open) throw new InvalidStateStoreException(`Store ${this.name} is currently closed.`)
+    return this.bytes
+  }
+
+  private k(key: K): Buffer {
+    if (key === null || key === undefined) throw new StreamsException(`Store ${this.name}: a key may not be null`)
+    return serializeSync(this.keySerde, key, true)
+  }
+
+  private v(b: Buffer): V {
+    return deserializeSync(this.valueSerde, b, false)
+  }
+
+  private kv(k: Buffer, v: Buffer): KeyValue<K, V> {
+    return { key: deserializeSync(this.keySerde, k, true), value: this.v(v) }
+  }
+}
+
+/** Builds one store per task (Java's StoreBuilder). */
+export interface StoreBuilder<S extends StateStore = StateStore> {
+  readonly name: string
+  readonly loggingEnabled: boolean
+  readonly logConfig: Readonly<Record<string, string>>
+  withLoggingEnabled(config?: Record<string, string>): this
+  withLoggingDisabled(): this
+  build(): S
+}
+
+class KeyValueStoreBuilder<K, V> implements StoreBuilder<InMemoryKeyValueStore<K, V>> {
+  loggingEnabled = true
+  logConfig: Record<string, string> = {}
+
+  constructor(
+    readonly name: string,
+    private readonly keySerde: Serde<K>,
+    private readonly valueSerde: Serde<V>,
+    private readonly timestamped = false,
+  ) {}
+
+  withLoggingEnabled(config: Record<string, string> = {}): this {
+    this.loggingEnabled = true
+    this.logConfig = { ...config }
+    return this
+  }
+
+  withLoggingDisabled(): this {
+    this.loggingEnabled = false
+    this.logConfig = {}
+    return this
+  }
+
+  build(): InMemoryKeyValueStore<K, V> {
+    return new InMemoryKeyValueStore(this.name, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+  }
+}
+
+/** Names an in-memory key-value store (Java's KeyValueBytesStoreSupplier). */
+export interface KeyValueBytesStoreSupplier {
+  readonly name: string
+  readonly kind: 'in-memory'
+}
+
+/** Java's Stores factory. Persistent stores are not implemented yet: every store lives in memory. */
+export const Stores = {
+  inMemoryKeyValueStore(name: string): KeyValueBytesStoreSupplier {
+    if (!name) throw new TypeError('store name cannot be empty')
+    return { name, kind: 'in-memory' }
+  },
+  keyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, V>> {
+    return new KeyValueStoreBuilder(supplier.name, keySerde, valueSerde)
+  },
+  timestampedKeyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, ValueAndTimestamp<V>>> {
+    return new KeyValueStoreBuilder(supplier.name, keySerde, timestampedSerde(valueSerde), true)
+  },
+}

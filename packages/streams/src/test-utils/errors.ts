@@ -1,0 +1,7 @@
+/** Reading past the end of an output topic (Java's NoSuchElementException). */
+export class NoSuchElementError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'NoSuchElementError'
+  }
+}

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startBroker, type Broker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
+import { Consumer } from '@tidelog/consumer'
+import { Producer } from '@tidelog/producer'
+import { afterEach, describe, expect, it } from 'vitest'
+
+// Our producer writes keys and tombstones to compacted topics on the tidelog
+// broker; a consumer reading from the beginning sees what Kafka's cleaner keeps.
+
+const teardown: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const f of teardown.splice(0).reverse()) await f().catch(() => {})
+})
+
+async function start(): Promise<{ broker: Broker; brokers: string[]; admin: Admin; producer: Producer }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tidelog-compaction-e2e-'))
+  const broker = await startBroker({ port: 0, dataDir, logCleanerBackoffMs: 20 })
+  const brokers = [`127.0.0.1:${broker.port}`]
+  const admin = new Admin({ brokers })
+  const producer = new Producer({ brokers, lingerMs: 0 })
+  teardown.push(async () => {
+    await producer.close()
+    await admin.close()
+    await broker.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  return { broker, brokers, admin, producer }
+}
+
+type Row = [offset: number, key: string, value: string | null]
+
+async function readFromStart(brokers: string[], topic: string, through: number): Promise<Row[]> {
+  const c = new Consumer({ brokers, autoOffsetReset: 'earliest' })
+  try {
+    c.assign([{ topic, partition: 0 }])
+    const out: Row[] = []
+    for await (const m of c) {
+      out.push([Number(m.offset), m.key!.toString(), m.value === null ? null : m.value.toString()])
+      if (Number(m.offset) >= through) break
+    }
+    return out
+  } finally {
+    await c.close()
+  }
+}
+
+/** Reads until the log reads as `expected` (the cleaner runs in the background), or fails at the deadline. */
+async function eventually(brokers: string[], topic: string, expected: Row[], deadlineMs = 30_000): Promise<void> {
+  const until = Date.now() + deadlineMs
+  let seen: Row[] = []
+  while (Date.now() < until) {
+    seen = await readFromStart(brokers, topic, expected[expected.length - 1]![0])
+    if (JSON.stringify(seen) === JSON.stringify(expected)) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  expect(seen).toEqual(expected)
+}
+
+/** The latest record of every key, in offset order: what a cleaned log holds below its active segment. */
+function model(rows: Row[], dropTombstones: boolean): Row[] {
+  const last = new Map<string, Row>()
+  for (const r of rows) last.set(r[1], r)
+  return [...last.values()].filter((r) => !(dropTombstones && r[2] === null)).sort((a, b) => a[0] - b[0])
+}
+
+// Every producer batch gets a segment of its own (internal.segment.bytes), so
+// everything but the last one sent is below the active segment and cleanable.
+const CONFIGS = { 'cleanup.policy': 'compact', 'internal.segment.bytes': '100', 'min.cleanable.dirty.ratio': '0.01' }
+
+async function produce(producer: Producer, topic: string, key: string, value: string | null): Promise<Row> {
+  const meta = await producer.send({ topic, partition: 0, key, value })
+  return [Number(meta.offset), key, value]
+}
+
+describe('log compaction end to end over a socket', () => {
+  it('a consumer from the beginning sees the latest value of every key and the tombstones delete.retention.ms keeps', async () => {
+    const { brokers, admin, producer } = await start()
+    await admin.createTopics([{ name: 'table', partitions: 1, configs: { ...CONFIGS, 'delete.retention.ms': '86400000' } }])
+    const written: Row[] = []
+    for (let round = 0; round < 4; round++) {
+      for (let k = 0; k < 6; k++) written.push(await produce(producer, 'table', `k${k}`, round === 2 && k % 3 === 0 ? null : `v${round}-${k}`))
+    }
+    written.push(await produce(producer, 'table', 'k1', null))
+    const sentinel = await produce(producer, 'table', 'sentinel', 'end')
+    await eventually(brokers, 'table', [...model(written, false), sentinel])
+    const seen = await readFromStart(brokers, 'table', sentinel[0])
+    // Every surviving offset was produced with exactly that key and value.
+    const byOffset = new Map(written.map((r) => [r[0], r]))
+    for (const r of seen.slice(0, -1)) expect(byOffset.get(r[0])).toEqual(r)
+    expect(seen.filter((r) => r[2] === null).map((r) => r[1])).toEqual(['k1'])
+  })
+
+  it('with delete.retention.ms=0 a later cleaning removes the tombstones too, and produce still gets the next offsets', async () => {
+    const { brokers, admin, producer } = await start()
+    await admin.createTopics([{ name: 'gone', partitions: 1, configs: { ...CONFIGS, 'delete.retention.ms': '0' } }])
+    const written: Row[] = []
+    for (let k = 0; k < 5; k++) written.push(await produce(producer, 'gone', `k${k}`, 'a'))
+    for (let k = 0; k < 5; k += 2) written.push(await produce(producer, 'gone', `k${k}`, null))
+    // Each new batch rolls a segment, so the one before becomes dirty and the cleaner runs again:
+    // the pass after the one that stamped a tombstone's horizon removes it.
+    const until = Date.now() + 30_000
+    let last: Row[] = []
+    for (let i = 0; Date.now() < until; i++) {
+      written.push(await produce(producer, 'gone', `sentinel-${i}`, 'x'))
+      last = await readFromStart(brokers, 'gone', written[written.length - 1]![0])
+      if (!last.some((r) => r[2] === null)) break
+    }
+    expect(last).toEqual(model(written, true))
+    const next = await produce(producer, 'gone', 'after', 'y')
+    expect(next[0]).toBe(written[written.length - 1]![0] + 1)
+  })
+})
