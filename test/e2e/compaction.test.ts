@@ -91,6 +91,10 @@ describe('log compaction end to end over a socket', () => {
     const byOffset = new Map(written.map((r) => [r[0], r]))
     for (const r of seen.slice(0, -1)) expect(byOffset.get(r[0])).toEqual(r)
     expect(seen.filter((r) => r[2] === null).map((r) => r[1])).toEqual(['k1'])
+    // A record without a key cannot be compacted: refused as Kafka refuses it, and nothing is written.
+    const err = await producer.send({ topic: 'table', partition: 0, value: 'no key' }).then(() => undefined, (e: unknown) => e)
+    expect(String((err as Error | undefined)?.message)).toMatch(/INVALID_RECORD|Compacted topic cannot accept message without key in topic partition table-0/)
+    expect((await produce(producer, 'table', 'after', 'x'))[0]).toBe(sentinel[0] + 1)
   })
 
   it('with delete.retention.ms=0 a later cleaning removes the tombstones too, and produce still gets the next offsets', async () => {
