@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +6,7 @@ import { Admin } from '@tidelog/client'
 import { Producer } from '@tidelog/producer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
+import { kcat } from '../helpers/kcat.js'
 import { kafkaUse, kcatVersion, recordsPeers } from '../helpers/peers.js'
 
 // The same keyed workload (updates and tombstones, small segments, an eager
@@ -18,20 +18,6 @@ import { kafkaUse, kcatVersion, recordsPeers } from '../helpers/peers.js'
 
 const version = KAFKA_VERSIONS.latest
 
-function kcat(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('kcat', args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-  })
-}
 
 type Row = [offset: number, key: string, value: string | null]
 

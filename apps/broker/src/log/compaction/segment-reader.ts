@@ -1,33 +1,9 @@
-import { read } from 'node:fs'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '@tidelog/protocol'
 import { BATCH_LENGTH_AT } from '../format.js'
 import type { LogSegment } from '../segment.js'
 
 const CHUNK = 1024 * 1024
-
-/** Reads into `buf` off the event loop, holding the segment so a deletion meanwhile cannot close it. */
-function readInto(seg: LogSegment, buf: Buffer, length: number, position: number): Promise<number> {
-  seg.retain()
-  return new Promise<number>((resolve, reject) => {
-    let done = 0
-    const step = (): void => {
-      read(seg.fd, buf, done, length - done, position + done, (err, n) => {
-        if (err !== null) {
-          seg.release()
-          reject(err)
-        } else if (n === 0 || done + n === length) {
-          seg.release()
-          resolve(done + n)
-        } else {
-          done += n
-          step()
-        }
-      })
-    }
-    step()
-  })
-}
 
 /**
  * The batches of a segment, read off the event loop in chunks of about 1 MiB
@@ -40,14 +16,13 @@ export async function* segmentBatches(seg: LogSegment, end = seg.size): AsyncGen
   const scratch = Buffer.allocUnsafe(CHUNK)
   let pos = 0
   while (pos + RECORD_BATCH_OVERHEAD <= end) {
-    let chunk = scratch.subarray(0, await readInto(seg, scratch, Math.min(CHUNK, end - pos), pos))
+    let chunk = await seg.read(pos, Math.min(CHUNK, end - pos), scratch)
     if (chunk.length < LOG_OVERHEAD) return
     const first = LOG_OVERHEAD + chunk.readInt32BE(BATCH_LENGTH_AT)
     if (first < RECORD_BATCH_OVERHEAD) return
     if (first > chunk.length) {
       if (pos + first > end) return
-      const whole = Buffer.allocUnsafe(first)
-      chunk = whole.subarray(0, await readInto(seg, whole, first, pos))
+      chunk = await seg.read(pos, first)
       if (chunk.length < first) return
     }
     let p = 0
