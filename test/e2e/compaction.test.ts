@@ -97,6 +97,18 @@ describe('log compaction end to end over a socket', () => {
     expect((await produce(producer, 'table', 'after', 'x'))[0]).toBe(sentinel[0] + 1)
   })
 
+  it('a live topic switched to compact by IncrementalAlterConfigs (as Kafka Streams and Connect expect) is cleaned from then on', async () => {
+    const { brokers, admin, producer } = await start()
+    await admin.createTopics([{ name: 'switch', partitions: 1, configs: { 'internal.segment.bytes': '100' } }])
+    const written: Row[] = []
+    for (let i = 0; i < 12; i++) written.push(await produce(producer, 'switch', `k${i % 3}`, `v${i}`))
+    await admin.incrementalAlterConfigs([{ type: 'topic', name: 'switch', configs: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'min.cleanable.dirty.ratio', value: '0.01' }] }])
+    const described = await admin.describeConfigs([{ type: 'topic', name: 'switch', keys: ['cleanup.policy'] }])
+    expect(JSON.stringify(described)).toContain('compact')
+    const sentinel = await produce(producer, 'switch', 'sentinel', 'end')
+    await eventually(brokers, 'switch', [...model(written, false), sentinel])
+  })
+
   it('with delete.retention.ms=0 a later cleaning removes the tombstones too, and produce still gets the next offsets', async () => {
     const { brokers, admin, producer } = await start()
     await admin.createTopics([{ name: 'gone', partitions: 1, configs: { ...CONFIGS, 'delete.retention.ms': '0' } }])

@@ -444,8 +444,7 @@ export class PartitionLog {
    */
   deleteOldSegments(now = Date.now()): number {
     if (this.closed || this.dirState.offline) return 0
-    // cleanup.policy without delete: only DeleteRecords moves the start of a compacted log.
-    const policy = this.config.cleanupDelete ? this.config : { retentionMs: -1, retentionBytes: -1 }
+    const policy = this.config.cleanupDelete ? this.config : { retentionMs: -1, retentionBytes: -1 } // compact alone: only DeleteRecords
     const decision = segmentsToDelete(this.segments, policy, now, this._logStartOffset, this.lastStableOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)

@@ -92,9 +92,7 @@ export function isCleanable(plan: CleanPlan, log: PartitionLog): boolean {
 
 class Aborted extends Error {}
 
-let stopping: (() => boolean) | undefined
-
-function checkOpen(log: PartitionLog): void {
+function checkOpen(log: PartitionLog, stopping: CleanOptions['stopping']): void {
   if (log.isClosed || log.isOffline || stopping?.() === true) throw new Aborted(`${log.topic}-${log.partition} closed while cleaning`)
 }
 
@@ -109,7 +107,7 @@ function abortedTxnsOf(segments: readonly LogSegment[], fromMarker: number): Abo
  * skipping aborted transactional data and markers. Stops at a segment boundary
  * once the map holds dedupeBufferSize / 24 keys, as Kafka's fixed-size map does.
  */
-async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, pacer: Pacer): Promise<{ map: Map<string, number>; endOffset: number; bytesRead: number }> {
+async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, pacer: Pacer, stopping: CleanOptions['stopping']): Promise<{ map: Map<string, number>; endOffset: number; bytesRead: number }> {
   const map = new Map<string, number>()
   const tracker = new TxnTracker(abortedTxnsOf(log.segments, plan.dirty[0]!.baseOffset))
   let endOffset = plan.firstDirty
@@ -117,7 +115,7 @@ async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, p
   for (const seg of plan.dirty) {
     if (map.size >= cap) break
     for await (const raw of segmentBatches(seg)) {
-      checkOpen(log)
+      checkOpen(log, stopping)
       await pacer.tick()
       bytesRead += raw.length
       const b = readStoredBatch(raw)
@@ -212,10 +210,8 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
   const pacer = opts.pacer ?? new Pacer()
   const cap = Math.max(1, Math.floor((opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE) / MAP_ENTRY_BYTES))
   if (plan.dirty.length === 0) return undefined
-  // One pass runs at a time (the LogCleaner serialises them).
-  stopping = opts.stopping
   try {
-    const { map, endOffset, bytesRead } = await buildOffsetMap(log, plan, cap, pacer)
+    const { map, endOffset, bytesRead } = await buildOffsetMap(log, plan, cap, pacer, opts.stopping)
     const ctx: FilterContext = {
       map,
       tracker: new TxnTracker(abortedTxnsOf(log.segments, -1)),
@@ -227,7 +223,7 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
     const result: CleanResult = { endOffset, segmentsCleaned: 0, bytesRead, bytesWritten: 0, recordsRemoved: 0 }
     const toClean = log.segments.filter((s) => s !== log.active && s.nextOffset <= endOffset)
     for (const group of groupSegments(toClean, log.config.segmentBytes)) {
-      if (!(await cleanGroup(log, group, ctx, result, pacer, now, opts.fault))) return undefined
+      if (!(await cleanGroup(log, group, ctx, result, pacer, now, opts))) return undefined
     }
     return result
   } catch (err) {
@@ -274,7 +270,8 @@ function setAside(fs: LogFileSystem, seg: LogSegment): string[] {
   return out
 }
 
-async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterContext, result: CleanResult, pacer: Pacer, now: number, fault: CleanOptions['fault']): Promise<boolean> {
+async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterContext, result: CleanResult, pacer: Pacer, now: number, opts: CleanOptions): Promise<boolean> {
+  const fault = opts.fault
   const fs = log.fs
   const base = group[0]!.baseOffset
   const tmp = join(log.dir, cleanedDirName(base))
@@ -295,7 +292,7 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
     }
     for (const seg of group) {
       for await (const raw of segmentBatches(seg)) {
-        checkOpen(log)
+        checkOpen(log, opts.stopping)
         await pacer.tick()
         result.bytesRead += raw.length
         const { out: kept, removed } = await filterBatch(readStoredBatch(raw), raw, ctx)
