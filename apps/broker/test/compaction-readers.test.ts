@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { LogManager } from '../src/log/index.js'
@@ -86,5 +86,27 @@ describe('readers, indexes and the cleaner checkpoint while compacting', () => {
     expect(await again.cleaner.cleanAll()).toEqual([])
     await again.close()
     expect(existsSync(join(dataDir, CLEANER_CHECKPOINT))).toBe(true)
+  })
+
+  it('a log whose batches cannot be read is marked uncleanable and the others are still cleaned', async () => {
+    const mgr = LogManager.open({ dataDir: tempDir(), cleanerEnable: false })
+    const bad = mgr.getOrCreate('bad', 0, COMPACT)
+    const good = mgr.getOrCreate('good', 0, COMPACT)
+    for (const log of [bad, good]) {
+      put(log, [['a', '1'], ['a', '2']])
+      log.roll()
+      put(log, [['b', '1']])
+    }
+    // Garbage where the first batch's records are (its header, and so the log's walk, stays sound).
+    const fd = openSync(bad.segments[0]!.logPath, 'r+')
+    writeSync(fd, Buffer.alloc(12, 0xff), 0, 12, 61)
+    closeSync(fd)
+    const passes = await mgr.cleaner.cleanAll()
+    expect(passes.map((p) => p.topic)).toEqual(['good'])
+    expect([...mgr.cleaner.uncleanable]).toEqual(['bad-0'])
+    expect((await readAll(good)).map((r) => r.offset)).toEqual([1, 2])
+    // The bad log is left as it was, and still takes writes.
+    expect(bad.append(Buffer.from(bad.segments[1]!.readSync(0, bad.segments[1]!.size))).count).toBe(1)
+    await mgr.close()
   })
 })
