@@ -86,6 +86,12 @@ describe('readers, indexes and the cleaner checkpoint while compacting', () => {
     expect(await again.cleaner.cleanAll()).toEqual([])
     await again.close()
     expect(existsSync(join(dataDir, CLEANER_CHECKPOINT))).toBe(true)
+    // A topic deleted and created again under the same name is dirty from its start.
+    const third = LogManager.open({ dataDir, cleanerEnable: false })
+    third.deletePartition('t', 0)
+    const fresh = third.getOrCreate('t', 0, COMPACT)
+    expect(third.cleaner.firstDirtyOffset(fresh)).toBe(0)
+    await third.close()
   })
 
   it('a log whose batches cannot be read is marked uncleanable and the others are still cleaned', async () => {

@@ -78,6 +78,11 @@ export class LogCleaner {
     return this.checkpoints.get(partitionDirName(log.topic, log.partition)) ?? 0
   }
 
+  /** A deleted partition's checkpoint goes with it: a topic created again under its name starts dirty from 0. */
+  forget(topic: string, partition: number): void {
+    this.checkpoints.delete(partitionDirName(topic, partition))
+  }
+
   start(): void {
     if (this.stopped || this.timer !== undefined) return
     const loop = (): void => {
