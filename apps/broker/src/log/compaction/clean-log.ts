@@ -227,7 +227,8 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
     }
     return result
   } catch (err) {
-    if (err instanceof Aborted) return undefined
+    // A log deleted or closed under the pass fails its reads: that is an abandoned pass, not a bad log.
+    if (err instanceof Aborted || log.isClosed) return undefined
     throw err
   }
 }
