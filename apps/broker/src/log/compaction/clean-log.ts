@@ -372,6 +372,10 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
     await fsyncDirAsync(fs, log.dir)
     for (const p of aside) await rmAsync(fs, p)
   })()
-  settled.catch((err: unknown) => log.dirState.fail(err, `removing the segments cleaned away from ${log.topic}-${log.partition}`))
+  settled.catch((err: unknown) => {
+    // A partition deleted meanwhile took its directory along: nothing is left to sync or remove.
+    if (log.isClosed || (err as NodeJS.ErrnoException).code === 'ENOENT') return
+    log.dirState.fail(err, `removing the segments cleaned away from ${log.topic}-${log.partition}`)
+  })
   return true
 }
