@@ -115,4 +115,30 @@ describe('readers, indexes and the cleaner checkpoint while compacting', () => {
     expect(bad.append(Buffer.from(bad.segments[1]!.readSync(0, bad.segments[1]!.size))).count).toBe(1)
     await mgr.close()
   })
+
+  it('a partition deleted while it is being cleaned ends the pass; the data directory stays online', async () => {
+    const errors: string[] = []
+    const logger = { error: (m: string) => errors.push(m), warn: (m: string) => errors.push(m), info: () => {}, debug: () => {} }
+    const mgr = LogManager.open({ dataDir: tempDir(), cleanerEnable: false, logger: logger as never })
+    const log = mgr.getOrCreate('gone', 0, { ...COMPACT, segmentBytes: 16 * 1024 })
+    const value = 'x'.repeat(300)
+    for (let i = 0; i < 1500; i++) put(log, [[`k${i % 50}`, `${i}${value}`]])
+    log.roll()
+    put(log, [['active', '1']])
+    // The flushes the rolls started are done (a deletion racing them is another matter).
+    await log.flush()
+    await log.snapshotsWritten()
+    const pass = mgr.cleaner.cleanOnce()
+    // Deleted once the cleaner has swapped in at least one group, so the pass is mid-way.
+    while (!log.segments.some((s) => s.baseOffset === 0 && s.size < 16 * 1024 - 400)) await new Promise((r) => setImmediate(r))
+    expect(mgr.deletePartition('gone', 0)).toBe(true)
+    expect(await pass).toBeUndefined()
+    await mgr.backgroundDone()
+    await new Promise((r) => setTimeout(r, 50))
+    expect({ offline: mgr.offline, errors }).toEqual({ offline: false, errors: [] })
+    expect(mgr.cleaner.uncleanable.size).toBe(0)
+    // The manager still takes new partitions and writes.
+    put(mgr.getOrCreate('next', 0, COMPACT), [['a', '1']])
+    await mgr.close()
+  })
 })
