@@ -480,7 +480,7 @@ export class PartitionLog {
     // lets replay skip a batch or an abort that was lost.
     const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, Promise.all([this.snapshotting, flushed]))
     this.snapshotting = snap.catch((err: unknown) => {
-      this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
+      if (!this.closed) this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
     })
     return seg
   }
@@ -526,7 +526,7 @@ export class PartitionLog {
       if (syncDir) await fsyncDirAsync(this.fs, this.dir)
       if (syncParent) await fsyncDirAsync(this.fs, dirname(this.dir))
     } catch (err) {
-      throw this.dirState.fail(err, `fsync of ${this.topic}-${this.partition}`)
+      if (!this.closed) throw this.dirState.fail(err, `fsync of ${this.topic}-${this.partition}`) // discarded: its directory went with it
     }
     if (target > this.recoveryPoint) this.recoveryPoint = target
     this.unflushedMessages = Math.max(0, this.unflushedMessages - messages)
