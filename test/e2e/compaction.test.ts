@@ -91,6 +91,22 @@ describe('log compaction end to end over a socket', () => {
     const byOffset = new Map(written.map((r) => [r[0], r]))
     for (const r of seen.slice(0, -1)) expect(byOffset.get(r[0])).toEqual(r)
     expect(seen.filter((r) => r[2] === null).map((r) => r[1])).toEqual(['k1'])
+    // A record without a key cannot be compacted: refused as Kafka refuses it, and nothing is written.
+    const err = await producer.send({ topic: 'table', partition: 0, value: 'no key' }).then(() => undefined, (e: unknown) => e)
+    expect(String((err as Error | undefined)?.message)).toMatch(/INVALID_RECORD|Compacted topic cannot accept message without key in topic partition table-0/)
+    expect((await produce(producer, 'table', 'after', 'x'))[0]).toBe(sentinel[0] + 1)
+  })
+
+  it('a live topic switched to compact by IncrementalAlterConfigs (as Kafka Streams and Connect expect) is cleaned from then on', async () => {
+    const { brokers, admin, producer } = await start()
+    await admin.createTopics([{ name: 'switch', partitions: 1, configs: { 'internal.segment.bytes': '100' } }])
+    const written: Row[] = []
+    for (let i = 0; i < 12; i++) written.push(await produce(producer, 'switch', `k${i % 3}`, `v${i}`))
+    await admin.incrementalAlterConfigs([{ type: 'topic', name: 'switch', configs: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'min.cleanable.dirty.ratio', value: '0.01' }] }])
+    const described = await admin.describeConfigs([{ type: 'topic', name: 'switch', keys: ['cleanup.policy'] }])
+    expect(JSON.stringify(described)).toContain('compact')
+    const sentinel = await produce(producer, 'switch', 'sentinel', 'end')
+    await eventually(brokers, 'switch', [...model(written, false), sentinel])
   })
 
   it('with delete.retention.ms=0 a later cleaning removes the tombstones too, and produce still gets the next offsets', async () => {

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -6,6 +5,7 @@ import { join } from 'node:path'
 import { type Broker, startBroker } from '@tidelog/broker'
 import { Consumer } from '@tidelog/consumer'
 import { peerUnavailable } from '../helpers/kafka.js'
+import { kcat } from '../helpers/kcat.js'
 import { kcatVersion, recordsPeers } from '../helpers/peers.js'
 
 const dirs: string[] = []
@@ -27,22 +27,6 @@ function kcatOnPath(): string | undefined {
 }
 const kcatSeen = kcatOnPath()
 
-/** Runs kcat without blocking the event loop (the broker under test lives in this process). */
-function kcat(args: string[], input?: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('kcat', args, { stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-    child.on('close', (status) => {
-      clearTimeout(timer)
-      resolve({ status, stdout, stderr })
-    })
-    child.stdin.end(input ?? '')
-  })
-}
 
 let broker: Broker | undefined
 afterEach(async () => {

@@ -14,7 +14,7 @@ const CONFIG = { ...COMPACT, segmentBytes: 400 }
 /** Three groups of segments to clean (segment.bytes bounds a group), plus the active one. */
 function build(dir: string): PartitionLog {
   const log = openCompacted(dir, CONFIG)
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; i < 8; i++) {
     put(log, [[`k${i % 4}`, `v${i}`], [`u${i}`, `w${i}`], [`k${(i + 1) % 4}`, `x${i}`]])
     log.roll()
   }
@@ -36,7 +36,7 @@ describe('crash-safe segment swap', () => {
     const before = (await readAll(ref)).map(key)
     let steps = 0
     const done = await cleanOnce(ref, 0, { fault: () => void steps++ })
-    expect(done?.segmentsCleaned).toBe(12)
+    expect(done?.segmentsCleaned).toBe(8)
     const compacted = (await readAll(ref)).map(key)
     expect(compacted.length).toBeLessThan(before.length)
     expect(steps).toBeGreaterThanOrEqual(8) // at least two groups, four steps each
@@ -58,9 +58,11 @@ describe('crash-safe segment swap', () => {
           },
         }),
       ).rejects.toThrow(/killed after/)
-      // What a kill leaves: the files as they are; the process' state is gone.
+      // What a kill leaves: the files as they are; the process' state is gone. Replaced files
+      // renamed aside (*.deleted) are being removed in the background and a start removes them
+      // anyway: they are not copied (one could vanish mid-copy).
       const snapshot = tempDir()
-      cpSync(join(dir, 'c-0'), join(snapshot, 'c-0'), { recursive: true })
+      cpSync(join(dir, 'c-0'), join(snapshot, 'c-0'), { recursive: true, filter: (src) => !src.endsWith('.deleted') })
       log.discard()
 
       const again = reopen(snapshot)
@@ -72,7 +74,7 @@ describe('crash-safe segment swap', () => {
       const offsets = seen.map((s) => Number(s.split(':')[0]))
       expect(offsets).toEqual([...offsets].sort((a, b) => a - b))
       expect(new Set(offsets).size).toBe(offsets.length)
-      expect(again.logEndOffset).toBe(37)
+      expect(again.logEndOffset).toBe(25)
       expect(readdirSync(join(snapshot, 'c-0')).filter((f) => f.endsWith('.swap') || f.endsWith('.cleaned'))).toEqual([])
       // Cleaning again from the start reaches exactly the compacted form.
       await cleanOnce(again, 0)

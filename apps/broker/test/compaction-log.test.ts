@@ -95,3 +95,26 @@ describe('log compaction over a PartitionLog', () => {
     await log.close()
   })
 })
+
+describe('compaction and the log start offset', () => {
+  it('an emptied first segment keeps its base offset as the log start, through retention and a restart', async () => {
+    const dir = tempDir()
+    // Segments too large to share a cleaned group (segment.bytes bounds a group).
+    const log = openCompacted(dir, { segmentBytes: 100 })
+    put(log, [['a', '1'], ['b', '1']])
+    log.roll()
+    put(log, [['a', '2'], ['b', '2']])
+    log.roll()
+    put(log, [['z', '1']])
+    await cleanOnce(log)
+    expect(log.segments[0]!.isEmpty).toBe(true)
+    expect(log.deleteOldSegments()).toBe(0)
+    expect(log.logStartOffset).toBe(0)
+    expect((await readAll(log)).map((r) => r.offset)).toEqual([2, 3, 4])
+    await log.close()
+    const again = PartitionLog.open({ dir: log.dir, topic: 'c', partition: 0, config: { ...COMPACT, segmentBytes: 100 }, clean: true })
+    expect(again.logStartOffset).toBe(0)
+    expect(again.segments.map((s) => s.baseOffset)).toEqual([0, 2, 4])
+    await again.close()
+  })
+})

@@ -75,6 +75,7 @@ export const produceHandler = defineHandler({
               timestampBeforeMaxMs: topic.settings.messageTimestampBeforeMaxMs,
               timestampAfterMaxMs: topic.settings.messageTimestampAfterMaxMs,
               maxDecompressedBytes: topic.settings.maxDecompressedBytes,
+              ...(topic.settings.log.cleanupCompact ? { compactedPartition: `${td.name}-${pd.index}` } : {}),
               now: Date.now(),
             })
           } catch (err) {

@@ -51,6 +51,11 @@ export class LogCleaner {
   private timer: NodeJS.Timeout | undefined
   private stopped = false
   private readonly pacer: Pacer
+  /**
+   * Partitions whose cleaning failed (an unreadable batch, a failed write): skipped from
+   * then on, as Kafka marks them uncleanable, so one bad log cannot stall the others.
+   */
+  readonly uncleanable = new Set<string>()
   /** Passes finished since the start (tests wait on it). */
   passes = 0
   lastPass: CleanerPass | undefined
@@ -71,6 +76,11 @@ export class LogCleaner {
   /** The first dirty offset the checkpoint holds for a log (0 when none). */
   firstDirtyOffset(log: PartitionLog): number {
     return this.checkpoints.get(partitionDirName(log.topic, log.partition)) ?? 0
+  }
+
+  /** A deleted partition's checkpoint goes with it: a topic created again under its name starts dirty from 0. */
+  forget(topic: string, partition: number): void {
+    this.checkpoints.delete(partitionDirName(topic, partition))
   }
 
   start(): void {
@@ -104,15 +114,19 @@ export class LogCleaner {
   /** Cleans until no log is cleanable (tests, tools). Returns the passes made. */
   async cleanAll(now?: number): Promise<CleanerPass[]> {
     const out: CleanerPass[] = []
-    for (let pass = await this.cleanOnce(now); pass !== undefined; pass = await this.cleanOnce(now)) out.push(pass)
-    return out
+    for (;;) {
+      const failed = this.uncleanable.size
+      const pass = await this.cleanOnce(now)
+      if (pass !== undefined) out.push(pass)
+      else if (this.uncleanable.size === failed) return out
+    }
   }
 
   private async pass(now: number): Promise<CleanerPass | undefined> {
     if (this.stopped || this.opts.dirState.offline) return undefined
     let best: { log: PartitionLog; plan: ReturnType<typeof planCleaning> } | undefined
     for (const log of this.opts.logs()) {
-      if (!log.config.cleanupCompact || log.isClosed) continue
+      if (!log.config.cleanupCompact || log.isClosed || this.uncleanable.has(partitionDirName(log.topic, log.partition))) continue
       const plan = planCleaning(log, this.firstDirtyOffset(log), now)
       if (!isCleanable(plan, log)) continue
       // Overdue logs first (KIP-354), then the dirtiest.
@@ -123,7 +137,15 @@ export class LogCleaner {
     const started = performance.now()
     const opts: CleanOptions = { now, dedupeBufferSize: this.opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, pacer: this.pacer, stopping: () => this.stopped }
     if (this.opts.fault !== undefined) opts.fault = this.opts.fault
-    const result = await cleanLog(log, plan, opts)
+    let result: Awaited<ReturnType<typeof cleanLog>>
+    try {
+      result = await cleanLog(log, plan, opts)
+    } catch (err) {
+      if (this.opts.fault !== undefined || this.opts.dirState.offline) throw err
+      this.uncleanable.add(partitionDirName(log.topic, log.partition))
+      this.logger.error(`${log.topic}-${log.partition}: cleaning failed, the log is not cleaned again until a restart: ${String(err)}`)
+      return undefined
+    }
     if (result === undefined) return undefined
     this.checkpoints.set(partitionDirName(log.topic, log.partition), result.endOffset)
     await this.writeCheckpoint()

@@ -235,6 +235,7 @@ export class LogManager {
     const log = this.logs.get(name)
     if (log === undefined) return false
     this.logs.delete(name)
+    this.cleaner.forget(topic, partition)
     log.discard()
     const aside = join(this.dataDir, `${name}.${randomUUID().replaceAll('-', '')}${DELETE_DIR_SUFFIX}`)
     try {

@@ -444,8 +444,7 @@ export class PartitionLog {
    */
   deleteOldSegments(now = Date.now()): number {
     if (this.closed || this.dirState.offline) return 0
-    // cleanup.policy without delete: only DeleteRecords moves the start of a compacted log.
-    const policy = this.config.cleanupDelete ? this.config : { retentionMs: -1, retentionBytes: -1 }
+    const policy = this.config.cleanupDelete ? this.config : { retentionMs: -1, retentionBytes: -1 } // compact alone: only DeleteRecords
     const decision = segmentsToDelete(this.segments, policy, now, this._logStartOffset, this.lastStableOffset)
     if (decision.count === 0) return 0
     if (decision.count === this.segments.length) this.roll(now)
@@ -481,7 +480,7 @@ export class PartitionLog {
     // lets replay skip a batch or an abort that was lost.
     const snap = this.producers.writeSnapshotAsync(this.fs, this.dir, seg.baseOffset, Promise.all([this.snapshotting, flushed]))
     this.snapshotting = snap.catch((err: unknown) => {
-      this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
+      if (!this.closed) this.dirState.fail(err, `writing the producer-state snapshot of ${this.topic}-${this.partition}`)
     })
     return seg
   }
@@ -527,7 +526,7 @@ export class PartitionLog {
       if (syncDir) await fsyncDirAsync(this.fs, this.dir)
       if (syncParent) await fsyncDirAsync(this.fs, dirname(this.dir))
     } catch (err) {
-      throw this.dirState.fail(err, `fsync of ${this.topic}-${this.partition}`)
+      if (!this.closed) throw this.dirState.fail(err, `fsync of ${this.topic}-${this.partition}`) // discarded: its directory went with it
     }
     if (target > this.recoveryPoint) this.recoveryPoint = target
     this.unflushedMessages = Math.max(0, this.unflushedMessages - messages)

@@ -44,8 +44,11 @@ export function segmentsToDelete(
   const deletable = (i: number): boolean => !(i === n - 1 && segments[i]!.size === 0)
   const expirable = (i: number): boolean => deletable(i) && segments[i]!.nextOffset <= stableOffset
 
+  // Below the log start means the next segment starts at or below it (Kafka's rule): a segment
+  // the cleaner emptied keeps its place, and its base offset stays the log start.
+  const end = (i: number): number => (i + 1 < n ? segments[i + 1]!.baseOffset : segments[i]!.nextOffset)
   let byStart = 0
-  while (byStart < n && deletable(byStart) && segments[byStart]!.nextOffset <= logStartOffset) byStart++
+  while (byStart < n && deletable(byStart) && end(byStart) <= logStartOffset) byStart++
 
   let byTime = 0
   if (policy.retentionMs >= 0) {

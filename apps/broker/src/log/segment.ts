@@ -346,12 +346,13 @@ export class LogSegment implements Evictable {
   /**
    * Reads [position, position + length) without blocking the event loop. The
    * segment is referenced until the read completes, so deletion meanwhile
-   * cannot close the descriptor under it.
+   * cannot close the descriptor under it. With `into`, the bytes go there
+   * (a caller reusing one buffer) and the result is a view of it.
    */
-  read(position: number, length: number): Promise<Buffer> {
+  read(position: number, length: number, into?: Buffer): Promise<Buffer> {
     this.retain()
     return new Promise<Buffer>((resolve, reject) => {
-      const out = Buffer.allocUnsafe(length)
+      const out = into ?? Buffer.allocUnsafe(length)
       let done = 0
       const step = (): void => {
         read(this.fd, out, done, length - done, position + done, (err, n) => {
@@ -361,7 +362,7 @@ export class LogSegment implements Evictable {
           } else if (n === 0 || done + n === length) {
             done += n
             this.release()
-            resolve(done === length ? out : out.subarray(0, done))
+            resolve(out.length === done ? out : out.subarray(0, done))
           } else {
             done += n
             step()

@@ -31,6 +31,8 @@ export interface BatchRules {
    * consumer with default settings could not read back.
    */
   maxDecompressedBytes?: number
+  /** The topic is compacted: a record without a key is refused, as Kafka's LogValidator does (the partition, for the message). */
+  compactedPartition?: string
 }
 
 /** One record's problem, as the Produce response's record_errors carry it (KIP-467). */
@@ -251,6 +253,9 @@ function walkRecords(data: Buffer, start: number, end: number, count: number, ct
       else (pos = p), (len = varint(data, rEnd)), (p = pos)
       if (len < -1 || len > rEnd - p) throw invalid(`record ${i} has a ${f === 0 ? 'key' : 'value'} length of ${len} with ${rEnd - p} bytes left`)
       if (len > 0) p += len
+      else if (f === 0 && len === -1 && rules.compactedPartition !== undefined) {
+        ;(errors ??= []).push({ batchIndex: i, batchIndexErrorMessage: `Compacted topic cannot accept message without key in topic partition ${rules.compactedPartition}.` })
+      }
     }
     pos = p
     const headers = varint(data, rEnd)

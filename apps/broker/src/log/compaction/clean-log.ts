@@ -1,14 +1,16 @@
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { LOG_OVERHEAD } from '@tidelog/protocol'
 import { readTxnMarker } from '../control-batch.js'
-import { fsyncDirSyncWith } from '../file-system.js'
+import { BATCH_LENGTH_AT, LAST_OFFSET_DELTA_AT, MAX_TIMESTAMP_AT, readInt64 } from '../format.js'
+import { type LogFileSystem, fsyncDirAsync, rmAsync } from '../file-system.js'
 import type { PartitionLog } from '../partition-log.js'
 import { recoverSegment } from '../recovery.js'
 import { LogSegment } from '../segment.js'
 import type { AbortedTxn } from '../txn-index.js'
 import { parseRecords, readStoredBatch, rebuildBatch, recordsSection, type StoredBatch } from './records.js'
 import { Pacer, segmentBatches } from './segment-reader.js'
-import { MANIFEST, type SwapManifest, type SwapStep, cleanedDirName, moveIntoPlace, swapDirName } from './swap.js'
+import { DELETED_SUFFIX, MANIFEST, type SwapManifest, type SwapStep, cleanedDirName, moveIntoPlace, swapDirName } from './swap.js'
 import { TxnTracker } from './txn-tracker.js'
 
 /** Kafka's log.cleaner.dedupe.buffer.size default; an entry of Kafka's offset map takes 24 bytes. */
@@ -90,9 +92,7 @@ export function isCleanable(plan: CleanPlan, log: PartitionLog): boolean {
 
 class Aborted extends Error {}
 
-let stopping: (() => boolean) | undefined
-
-function checkOpen(log: PartitionLog): void {
+function checkOpen(log: PartitionLog, stopping: CleanOptions['stopping']): void {
   if (log.isClosed || log.isOffline || stopping?.() === true) throw new Aborted(`${log.topic}-${log.partition} closed while cleaning`)
 }
 
@@ -107,7 +107,7 @@ function abortedTxnsOf(segments: readonly LogSegment[], fromMarker: number): Abo
  * skipping aborted transactional data and markers. Stops at a segment boundary
  * once the map holds dedupeBufferSize / 24 keys, as Kafka's fixed-size map does.
  */
-async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, pacer: Pacer): Promise<{ map: Map<string, number>; endOffset: number; bytesRead: number }> {
+async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, pacer: Pacer, stopping: CleanOptions['stopping']): Promise<{ map: Map<string, number>; endOffset: number; bytesRead: number }> {
   const map = new Map<string, number>()
   const tracker = new TxnTracker(abortedTxnsOf(log.segments, plan.dirty[0]!.baseOffset))
   let endOffset = plan.firstDirty
@@ -115,7 +115,7 @@ async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, p
   for (const seg of plan.dirty) {
     if (map.size >= cap) break
     for await (const raw of segmentBatches(seg)) {
-      checkOpen(log)
+      checkOpen(log, stopping)
       await pacer.tick()
       bytesRead += raw.length
       const b = readStoredBatch(raw)
@@ -210,10 +210,8 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
   const pacer = opts.pacer ?? new Pacer()
   const cap = Math.max(1, Math.floor((opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE) / MAP_ENTRY_BYTES))
   if (plan.dirty.length === 0) return undefined
-  // One pass runs at a time (the LogCleaner serialises them).
-  stopping = opts.stopping
   try {
-    const { map, endOffset, bytesRead } = await buildOffsetMap(log, plan, cap, pacer)
+    const { map, endOffset, bytesRead } = await buildOffsetMap(log, plan, cap, pacer, opts.stopping)
     const ctx: FilterContext = {
       map,
       tracker: new TxnTracker(abortedTxnsOf(log.segments, -1)),
@@ -225,16 +223,56 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
     const result: CleanResult = { endOffset, segmentsCleaned: 0, bytesRead, bytesWritten: 0, recordsRemoved: 0 }
     const toClean = log.segments.filter((s) => s !== log.active && s.nextOffset <= endOffset)
     for (const group of groupSegments(toClean, log.config.segmentBytes)) {
-      if (!(await cleanGroup(log, group, ctx, result, pacer, now, opts.fault))) return undefined
+      if (!(await cleanGroup(log, group, ctx, result, pacer, now, opts))) return undefined
     }
     return result
   } catch (err) {
-    if (err instanceof Aborted) return undefined
+    // A log deleted or closed under the pass fails its reads: that is an abandoned pass, not a bad log.
+    if (err instanceof Aborted || log.isClosed) return undefined
     throw err
   }
 }
 
-async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterContext, result: CleanResult, pacer: Pacer, now: number, fault: CleanOptions['fault']): Promise<boolean> {
+/**
+ * LogSegment.append on the libuv pool: a synchronous write can stall for tens
+ * of ms while the kernel throttles dirty pages, and the cleaner writes a lot.
+ * The cleaned segment is the cleaner's alone until it is swapped in.
+ */
+async function appendAsync(seg: LogSegment, buf: Buffer): Promise<void> {
+  const position = seg.size
+  let done = 0
+  while (done < buf.length) {
+    done += await new Promise<number>((resolve, reject) =>
+      seg.fs.write(seg.fd, buf, done, buf.length - done, position + done, (err, n) => (err === null ? resolve(n) : reject(err))),
+    )
+  }
+  for (let p = 0; p < buf.length; ) {
+    const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
+    const base = readInt64(buf, p)
+    seg.track(position + p, size, base, base + buf.readInt32BE(p + LAST_OFFSET_DELTA_AT), readInt64(buf, p + MAX_TIMESTAMP_AT))
+    p += size
+  }
+  seg.size = position + buf.length
+  seg.dirty = true
+}
+
+/** Renames a replaced segment's files to *.deleted and stops using it (readers holding it finish on its descriptor). */
+function setAside(fs: LogFileSystem, seg: LogSegment): string[] {
+  const out: string[] = []
+  for (const p of [seg.logPath, seg.offsetIndex.path, seg.timeIndex.path, seg.txnIndex.path]) {
+    try {
+      fs.renameSync(p, `${p}${DELETED_SUFFIX}`)
+      out.push(`${p}${DELETED_SUFFIX}`)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+  }
+  seg.discard()
+  return out
+}
+
+async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterContext, result: CleanResult, pacer: Pacer, now: number, opts: CleanOptions): Promise<boolean> {
+  const fault = opts.fault
   const fs = log.fs
   const base = group[0]!.baseOffset
   const tmp = join(log.dir, cleanedDirName(base))
@@ -245,16 +283,17 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
   try {
     let pending: Buffer[] = []
     let pendingBytes = 0
-    const drain = (): void => {
+    const drain = async (): Promise<void> => {
       if (pendingBytes === 0) return
-      out.append(Buffer.concat(pending, pendingBytes), pendingBytes, now)
-      result.bytesWritten += pendingBytes
+      const buf = Buffer.concat(pending, pendingBytes)
       pending = []
       pendingBytes = 0
+      await appendAsync(out, buf)
+      result.bytesWritten += buf.length
     }
     for (const seg of group) {
       for await (const raw of segmentBatches(seg)) {
-        checkOpen(log)
+        checkOpen(log, opts.stopping)
         await pacer.tick()
         result.bytesRead += raw.length
         const { out: kept, removed } = await filterBatch(readStoredBatch(raw), raw, ctx)
@@ -263,10 +302,10 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
         // The source chunk is reused by the reader: copy what stays.
         pending.push(kept === raw ? Buffer.from(raw) : kept)
         pendingBytes += kept.length
-        if (pendingBytes >= WRITE_CHUNK) drain()
+        if (pendingBytes >= WRITE_CHUNK) await drain()
       }
     }
-    drain()
+    await drain()
     for (const t of ctx.keptTxns) out.txnIndex.append(t)
     out.onBecomeInactive()
     await out.flush()
@@ -282,22 +321,35 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
   // Retention by time falls back to the file's age: keep the newest replaced segment's.
   const mtime = Math.max(...group.map((s) => s.lastModified)) / 1000
   utimesSync(out.logPath, mtime, mtime)
-  fsyncDirSyncWith(fs, tmp)
+  await fsyncDirAsync(fs, tmp)
   fault?.('cleaned', base)
 
   // Nothing may have changed the group while it was read (retention, a deletion).
-  const at = log.segments.indexOf(group[0]!)
-  if (log.isClosed || at < 0 || group.some((s, i) => log.segments[at + i] !== s)) {
+  const unchanged = (): boolean => {
+    const at = log.segments.indexOf(group[0]!)
+    return !log.isClosed && at >= 0 && group.every((s, i) => log.segments[at + i] === s)
+  }
+  if (!unchanged()) {
     rmSync(tmp, { recursive: true, force: true })
     return false
   }
-  // From here to the splice everything is synchronous: no read sees a half-swapped log.
   const swap = join(log.dir, swapDirName(base))
+  const aside: string[] = []
   try {
+    // The commit: one rename, made durable off the event loop.
     fs.renameSync(tmp, swap)
-    fsyncDirSyncWith(fs, log.dir)
+    await fsyncDirAsync(fs, log.dir)
     fault?.('committed', base)
-    for (const s of group) s.delete()
+    if (!unchanged()) {
+      // Undone (a start after a crash here finds either name and settles it, losing nothing).
+      fs.renameSync(swap, tmp)
+      rmSync(tmp, { recursive: true, force: true })
+      return false
+    }
+    // From here to the splice everything is synchronous, so no read sees a half-swapped log.
+    // The replaced files are renamed aside and removed off the event loop: unlinking a large
+    // file can take tens of ms (a start removes *.deleted files too).
+    for (const s of group) aside.push(...setAside(fs, s))
     fault?.('old-deleted', base)
     moveIntoPlace(fs, log.dir, swap, manifest)
     fault?.('moved', base)
@@ -305,6 +357,7 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
     if (fault !== undefined) throw err
     throw log.dirState.fail(err, `swapping cleaned segment ${base} of ${log.topic}-${log.partition}`)
   }
+  const at = log.segments.indexOf(group[0]!)
   const fresh = LogSegment.open(log.dir, base, log.config.indexIntervalBytes, now, fs, log.files)
   if (!fresh.resumeIndexes()) recoverSegment(fresh)
   // An emptied segment keeps its place only at the start of the log, where its base offset is the log start.
@@ -315,5 +368,14 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterCon
     log.segments.splice(at, group.length, fresh)
   }
   result.segmentsCleaned += group.length
+  const settled = (async () => {
+    await fsyncDirAsync(fs, log.dir)
+    for (const p of aside) await rmAsync(fs, p)
+  })()
+  settled.catch((err: unknown) => {
+    // A partition deleted meanwhile took its directory along: nothing is left to sync or remove.
+    if (log.isClosed || (err as NodeJS.ErrnoException).code === 'ENOENT') return
+    log.dirState.fail(err, `removing the segments cleaned away from ${log.topic}-${log.partition}`)
+  })
   return true
 }

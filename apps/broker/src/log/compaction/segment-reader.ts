@@ -7,13 +7,16 @@ const CHUNK = 1024 * 1024
 
 /**
  * The batches of a segment, read off the event loop in chunks of about 1 MiB
- * (a larger batch is read whole). The segment is retained while a read is in
- * flight, so retention deleting it meanwhile cannot close it under the cleaner.
+ * into one buffer reused for the whole walk (a fresh megabyte per read would
+ * have the garbage collector run full collections for the external memory).
+ * A yielded batch is valid until the next one is asked for; a batch larger
+ * than a chunk is read whole into its own buffer.
  */
 export async function* segmentBatches(seg: LogSegment, end = seg.size): AsyncGenerator<Buffer> {
+  const scratch = Buffer.allocUnsafe(CHUNK)
   let pos = 0
   while (pos + RECORD_BATCH_OVERHEAD <= end) {
-    let chunk = await seg.read(pos, Math.min(CHUNK, end - pos))
+    let chunk = await seg.read(pos, Math.min(CHUNK, end - pos), scratch)
     if (chunk.length < LOG_OVERHEAD) return
     const first = LOG_OVERHEAD + chunk.readInt32BE(BATCH_LENGTH_AT)
     if (first < RECORD_BATCH_OVERHEAD) return

@@ -18,6 +18,8 @@ import { TXN_INDEX_SUFFIX } from '../txn-index.js'
 export const CLEANED_SUFFIX = '.cleaned'
 export const SWAP_SUFFIX = '.swap'
 export const MANIFEST = 'manifest.json'
+/** A replaced segment file renamed aside, removed in the background (and by the next start). */
+export const DELETED_SUFFIX = '.deleted'
 export const SEGMENT_SUFFIXES = [LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX] as const
 
 /** The steps a fault can be injected after (tests kill the cleaner there). */
@@ -60,13 +62,12 @@ export function deleteReplaced(fs: LogFileSystem, dir: string, m: SwapManifest):
   }
 }
 
-/** Step 4: moves what is still in the swap directory into place, then removes it. Idempotent. */
+/** Step 4: moves what is still in the swap directory into place, then removes it (the manifest is all that is left). Idempotent. */
 export function moveIntoPlace(fs: LogFileSystem, dir: string, swapDir: string, m: SwapManifest): void {
   for (const name of m.files) {
     const from = join(swapDir, name)
     if (existsSync(from)) fs.renameSync(from, join(dir, name))
   }
-  fsyncDirSyncWith(fs, dir)
   rmSync(swapDir, { recursive: true, force: true })
 }
 
@@ -91,6 +92,7 @@ export function settleSwaps(fs: LogFileSystem, dir: string): number {
       const m = JSON.parse(readFileSync(manifestPath, 'utf8')) as SwapManifest
       deleteReplaced(fs, dir, m)
       moveIntoPlace(fs, dir, swapDir, m)
+      fsyncDirSyncWith(fs, dir)
       finished++
     }
   }
