@@ -122,11 +122,16 @@ export async function createPartitions(
   }, { timeoutMs, retriable: retriableForTopicAdmin })
 }
 
+const NOT_LISTED = new Set<number>([ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, ErrorCodes.INVALID_TOPIC_EXCEPTION, ErrorCodes.TOPIC_AUTHORIZATION_FAILED])
+
 export async function listTopics(ctx: AdminContext, options: { includeInternal?: boolean; timeoutMs?: number } = {}): Promise<string[]> {
   const { response } = await ctx.cluster.fetchMetadata(null, { timeoutMs: options.timeoutMs ?? ctx.timeoutMs, allowAutoTopicCreation: false })
   const names: string[] = []
   for (const t of response.topics) {
-    if (t.name === null || t.errorCode !== 0) continue
+    // As Java's listTopics: a topic whose leader is still being elected (LEADER_NOT_AVAILABLE,
+    // right after CreateTopics on KRaft) exists and is listed; only names the broker says do
+    // not exist or may not be seen are left out.
+    if (t.name === null || NOT_LISTED.has(t.errorCode)) continue
     if (t.isInternal === true && options.includeInternal !== true) continue
     names.push(t.name)
   }
