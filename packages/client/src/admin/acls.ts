@@ -1,32 +1,15 @@
-import { CreateAcls, DeleteAcls, DescribeAcls, ErrorCodes, ProtocolError } from '@tidelog/protocol'
+import { AclOperation as AclOperationCode, AclPermission as AclPermissionCode, CreateAcls, DeleteAcls, DescribeAcls, ErrorCodes, PatternType, ProtocolError, ResourceType } from '@tidelog/protocol'
 import { retry } from '../retry.js'
 import { type AdminContext, type Outcomes, perItem } from './engine.js'
 
-/** Kafka's names (org.apache.kafka.common.acl / resource) and their wire codes. */
-const RESOURCE_TYPES = { ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7 } as const
-const PATTERN_TYPES = { ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const
-const OPERATIONS = {
-  ANY: 1,
-  ALL: 2,
-  READ: 3,
-  WRITE: 4,
-  CREATE: 5,
-  DELETE: 6,
-  ALTER: 7,
-  DESCRIBE: 8,
-  CLUSTER_ACTION: 9,
-  DESCRIBE_CONFIGS: 10,
-  ALTER_CONFIGS: 11,
-  IDEMPOTENT_WRITE: 12,
-  CREATE_TOKENS: 13,
-  DESCRIBE_TOKENS: 14,
-  TWO_PHASE_COMMIT: 15,
-} as const
-const PERMISSIONS = { ANY: 1, DENY: 2, ALLOW: 3 } as const
+const RESOURCE_TYPES = ResourceType
+const PATTERN_TYPES = PatternType
+const OPERATIONS = AclOperationCode
+const PERMISSIONS = AclPermissionCode
 
-export type AclResourceType = Exclude<keyof typeof RESOURCE_TYPES, 'ANY'>
+export type AclResourceType = Exclude<keyof typeof RESOURCE_TYPES, 'ANY' | 'UNKNOWN'>
 export type AclPatternType = 'LITERAL' | 'PREFIXED'
-export type AclOperation = Exclude<keyof typeof OPERATIONS, 'ANY'>
+export type AclOperation = Exclude<keyof typeof OPERATIONS, 'ANY' | 'UNKNOWN'>
 export type AclPermission = 'ALLOW' | 'DENY'
 
 /** One ACL, as Java's AclBinding: the resource pattern and the entry (who, from where, what, allowed or denied). */
