@@ -76,8 +76,12 @@ export interface KafkaNode {
   /** Extra listeners by name, e.g. `SASL_PLAINTEXT`. */
   listeners: Record<string, number>
   stop(): Promise<void>
-  /** Run one of Kafka's Java main classes (tools) with the same classpath. */
-  java(mainClass: string, args: string[], opts?: { timeoutMs?: number; input?: string }): Promise<{ stdout: string; stderr: string }>
+  /**
+   * Run one of Kafka's Java main classes (tools) with the same classpath. `child`, where given,
+   * is the running JVM: a test can watch its output live and stop it (SIGTERM runs the tool's
+   * shutdown hook) instead of waiting out an idle timeout.
+   */
+  java(mainClass: string, args: string[], opts?: { timeoutMs?: number; input?: string }): Promise<{ stdout: string; stderr: string }> & { child?: ChildProcess }
 }
 
 export interface StartKafkaOptions {
@@ -273,7 +277,8 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
       if (zk) await stopProcess(zk.proc)
       rmSync(dir, { recursive: true, force: true })
     },
-    async java(mainClass, args, opts) {
+    // Not async: the promise execFile gives carries the running JVM as `child`.
+    java(mainClass, args, opts) {
       const child = run(javaBin(), [...jvm, mainClass, ...args], {
         timeout: opts?.timeoutMs ?? 120_000,
         maxBuffer: 64 * 1024 * 1024,

@@ -3,7 +3,8 @@
  * tests/kafkatest/tests/core/transactions_test.py drives) copies an input topic, written by
  * Kafka's VerifiableProducer, to an output topic with random aborts, while copiers are
  * killed with SIGKILL and restarted and the broker is restarted cleanly and killed with
- * SIGKILL. A Java read_committed ConsoleConsumer then reads the output: it must be exactly
+ * SIGKILL. A Java read_committed ConsoleConsumer then reads the output (and our consumer reads
+ * it to the last stable offset, so nothing beyond the input hides there): it must be exactly
  * the input, each record once, in per-partition order (the copier writes each record to the
  * partition it came from). Both of the tool's modes: manual assignment with offsets sent by
  * group id, and `--group-mode --use-group-metadata` (KIP-447: fencing by group generation).
@@ -28,6 +29,7 @@ import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { javaTool, peerUnavailable, spawnJavaTool } from '../helpers/kafka.js'
 import { recordPeer } from '../helpers/peers.js'
+import { readToEnd } from '../helpers/read-to-end.js'
 import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
 
 const PARTITIONS = 2
@@ -62,11 +64,15 @@ async function produceInput(bootstrap: string, topic: string): Promise<Input> {
   return { byPartition }
 }
 
-/** ConsoleConsumer with isolation.level=read_committed, from the beginning until 15 s pass with nothing new. */
-async function readCommitted(bootstrap: string, topic: string): Promise<string[][]> {
+/**
+ * ConsoleConsumer with isolation.level=read_committed, from the beginning: the first `n` records
+ * it reads (it exits there; short of them, it gives up after 15 s without a record). That
+ * nothing lies beyond them is checked by readToEnd, which reads to the last stable offset.
+ */
+async function readCommitted(bootstrap: string, topic: string, n: number): Promise<string[][]> {
   const { stdout } = await javaTool('org.apache.kafka.tools.consumer.ConsoleConsumer', [
     '--bootstrap-server', bootstrap, '--topic', topic, '--from-beginning', '--isolation-level', 'read_committed',
-    '--timeout-ms', '15000', '--property', 'print.partition=true', '--property', 'print.offset=true',
+    '--max-messages', String(n), '--timeout-ms', '15000', '--property', 'print.partition=true', '--property', 'print.offset=true',
     '--group', `verify-${topic}-${Date.now()}`,
   ], { timeoutMs: 240_000 })
   const out = Array.from({ length: PARTITIONS }, () => [] as { offset: number; value: string }[])
@@ -306,7 +312,8 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
         // Each fault must have hit while copying was under way, or the run proves less than it says.
         expect(fired).toEqual([...faults])
 
-        const got = await readCommitted(t.bootstrap, output)
+        const got = await readCommitted(t.bootstrap, output, RECORDS)
+        const whole = await readToEnd([t.bootstrap], output, PARTITIONS)
         for (let p = 0; p < PARTITIONS; p++) {
           const want = expected.byPartition[p]!
           const have = got[p]!
@@ -315,6 +322,7 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
           expect(dupes, `partition ${p}: duplicates`).toEqual([])
           expect(want.filter((v) => !seen.has(v)).length, `partition ${p}: records lost`).toBe(0)
           expect(have, `partition ${p}: exactly the input, in order`).toEqual(want)
+          expect(whole[p]!.map((r) => r.value), `partition ${p}: up to the last stable offset, exactly the input`).toEqual(want)
         }
         for (const u of [...t.peers(), await javaToolsUse()]) recordPeer(u.peer, u.version)
       }, 900_000)

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { startBroker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import * as consumerPkg from '@tidelog/consumer'
-import { Consumer, type Message } from '@tidelog/consumer'
+import { Consumer } from '@tidelog/consumer'
 import * as producerPkg from '@tidelog/producer'
 import { ProducerFencedError, Producer, TransactionAbortableError } from '@tidelog/producer'
 import { ProtocolError } from '@tidelog/protocol'
@@ -20,38 +20,28 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCopier } from '../helpers/eos-copier.js'
 import { KAFKA_VERSIONS, javaClientVersion, javaTool, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, recordPeer, recordsPeers } from '../helpers/peers.js'
+import { readToEnd } from '../helpers/read-to-end.js'
 
 const PARTITIONS = 3
 
-/** Our read_committed (or read_uncommitted) consumer: the values of exactly `n` records, per partition. */
-async function readOurs(brokers: string[], topic: string, n: number, isolationLevel: 'read_committed' | 'read_uncommitted' = 'read_committed'): Promise<Map<number, string[]>> {
-  const c = new Consumer({ brokers, isolationLevel })
-  c.assign(Array.from({ length: PARTITIONS }, (_, partition) => ({ topic, partition })))
-  await c.seekToBeginning()
-  const out = new Map<number, string[]>()
-  let seen = 0
-  try {
-    if (n > 0) {
-      for await (const m of c as AsyncIterable<Message>) {
-        const list = out.get(m.partition) ?? []
-        list.push(m.value!.toString())
-        out.set(m.partition, list)
-        if (++seen >= n) break
-      }
-    }
-  } finally {
-    await c.close()
-  }
-  return out
+/** Our read_committed (or read_uncommitted) consumer: the values of every record up to the end offsets, per partition. */
+async function readOurs(brokers: string[], topic: string, isolationLevel: 'read_committed' | 'read_uncommitted' = 'read_committed'): Promise<Map<number, string[]>> {
+  const parts = await readToEnd(brokers, topic, PARTITIONS, { isolationLevel })
+  return new Map(parts.flatMap((records, p) => (records.length > 0 ? [[p, records.map((r) => r.value)] as const] : [])))
 }
 
-/** Kafka's ConsoleConsumer with isolation.level=read_committed: every record it reads until idle, per partition, in order. */
+/**
+ * Kafka's ConsoleConsumer with isolation.level=read_committed: the first `n` records it reads,
+ * per partition, in order (it exits at `n`; fewer and it gives up after 8 s without a record).
+ * With n = 0 it waits those 8 s to show that nothing is readable. That nothing lies beyond the
+ * n records is shown by readOurs, which reads to the end offsets.
+ */
 async function readJava(kafka: KafkaNode, topic: string, n: number): Promise<Map<number, string[]>> {
   recordPeer('Java client', kafka.runtimeVersion)
   const { stdout } = await kafka.java(
     'org.apache.kafka.tools.consumer.ConsoleConsumer',
     ['--bootstrap-server', kafka.bootstrap, '--topic', topic, '--from-beginning', '--isolation-level', 'read_committed',
-      '--max-messages', String(n + 1), '--timeout-ms', '8000', '--property', 'print.partition=true'],
+      '--max-messages', String(Math.max(n, 1)), '--timeout-ms', '8000', '--property', 'print.partition=true'],
     { timeoutMs: 120_000 },
   ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }))
   const out = new Map<number, string[]>()
@@ -169,10 +159,10 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
     const committed = [...records('c1'), ...records('c2')]
     const expected = new Map<number, string[]>()
     for (const r of committed) expected.set(r.partition, [...(expected.get(r.partition) ?? []), r.value])
-    expect(await readOurs(brokers, t, committed.length)).toEqual(expected)
+    expect(await readOurs(brokers, t)).toEqual(expected)
     expect(await readJava(kafka!, t, committed.length)).toEqual(expected)
     // The aborted records were written: read_uncommitted sees them.
-    const all = flat(await readOurs(brokers, t, 120, 'read_uncommitted'))
+    const all = flat(await readOurs(brokers, t, 'read_uncommitted'))
     expect(all.filter((v) => v.startsWith('a'))).toHaveLength(60)
   })
 
@@ -198,7 +188,7 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
       await second.close()
     }
     expect(flat(await readJava(kafka!, t, 1))).toEqual(['live'])
-    expect(flat(await readOurs(brokers, t, 1))).toEqual(['live'])
+    expect(flat(await readOurs(brokers, t))).toEqual(['live'])
   })
 
   it('the coordinator aborts a transaction open past transactionTimeoutMs; the producer sees it on commit', async (ctx) => {
@@ -227,6 +217,7 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
     expect(err).toBeInstanceOf(ProtocolError)
     expect(['PRODUCER_FENCED', 'INVALID_TXN_STATE', 'TRANSACTION_ABORTABLE']).toContain((err as ProtocolError).type)
     if (!(err instanceof TransactionAbortableError)) expect(p.transactionState).toBe('FATAL_ERROR')
+    expect(flat(await readOurs(brokers, t))).toEqual([])
     expect(flat(await readJava(kafka!, t, 0))).toEqual([])
   })
 
@@ -259,7 +250,7 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
     done.abort()
     await last
     expect(await readJava(kafka!, output, n)).toEqual(expected)
-    expect(await readOurs(brokers, output, n)).toEqual(expected)
+    expect(await readOurs(brokers, output)).toEqual(expected)
   })
 
   it('a consumer asking for committed offsets waits out a transaction holding offsets for them (requireStable, UNSTABLE_OFFSET_COMMIT retried)', async (ctx) => {
@@ -298,6 +289,7 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
     await plain.close()
     expect(await runReadmeExample(kafka!.bootstrap)).toEqual([['copied 5 records']])
     expect(flat(await readJava(kafka!, 'output', 5))).toEqual(['in-0', 'in-1', 'in-2', 'in-3', 'in-4'])
+    expect(flat(await readOurs(brokers, 'output'))).toEqual(['in-0', 'in-1', 'in-2', 'in-3', 'in-4'])
     const offsets = await admin.fetchOffsets('copier', ['input'])
     expect(offsets.map((o) => o.offset)).toEqual([5n])
   })
