@@ -164,6 +164,8 @@ describe('console with SASL and ACLs on', () => {
     const scrape = await as.admin('/metrics')
     expect(scrape.status).toBe(200)
     expect(scrape.body).toContain('kafka_server_brokertopicmetrics_messagesin_total 3')
+    // The four refused logins of the first test (a request with no credentials is not a failed login).
+    expect(scrape.body).toMatch(/^tidelog_console_failed_logins_total 4$/m)
   })
 
   it('a SCRAM credential changed or deleted over the Kafka protocol stops working at once (no stale login)', async () => {

@@ -77,10 +77,11 @@ export class ConsoleAuth {
    * or deleted credential stops matching at once.
    */
   private readonly verified = new Map<string, { mac: Buffer; mechanism: string; storedKey?: Buffer }>()
-  /** Logins refused since start, for /metrics. */
-  failures = 0
-
-  constructor(private readonly opts: ConsoleSecurityOptions) {
+  constructor(
+    private readonly opts: ConsoleSecurityOptions,
+    /** Called for each refused login (/metrics counts them). */
+    private readonly onFailure: () => void = () => {},
+  ) {
     this.loginRequired = opts.listeners.some((l) => usesSasl(l.protocol))
   }
 
@@ -100,7 +101,7 @@ export class ConsoleAuth {
     const user = colon < 0 ? '' : decoded.slice(0, colon)
     const password = colon < 0 ? '' : decoded.slice(colon + 1)
     if (user !== '' && password !== '' && (await this.check(user, password))) return user
-    this.failures++
+    this.onFailure()
     // As a SASL failure: answered only after connection.failed.authentication.delay.ms, to slow guessing.
     await new Promise((r) => setTimeout(r, this.opts.security.failedAuthenticationDelayMs))
     throw new LoginRequired(true)

@@ -28,7 +28,7 @@ export class BrokerConsole {
    * authorizer about every call; a broker with no SASL listener and no authorizer needs neither.
    */
   async listen(port: number, security?: ConsoleSecurityOptions): Promise<ConsoleInfo> {
-    const candidate = security === undefined ? undefined : new ConsoleAuth(security)
+    const candidate = security === undefined ? undefined : new ConsoleAuth(security, () => this.metrics.consoleLoginFailures++)
     const auth = candidate !== undefined && (candidate.loginRequired || security!.authorizer !== undefined) ? candidate : undefined
     const s = (this.server = await startConsole(this.broker, this.metrics, port, auth))
     this.broker.logger.info(`console and /metrics on ${s.url}${auth === undefined ? '' : auth.loginRequired ? ' (login with a SASL user)' : ' (as User:ANONYMOUS, with ACLs)'}`)
