@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Broker, startBroker } from '@tidelog/broker'
@@ -211,5 +211,99 @@ describe.skipIf(!chromiumSeen)('the web console in Chromium', () => {
     await poll(async () => (await page.locator('[data-testid=lag-chart] + .legend span').count())).toBe(expectedLag.size)
     await poll(() => inked('lag-chart')).toBeGreaterThan(50)
     await shot('group')
+  })
+})
+
+// With security on (a SASL listener and StandardAuthorizer), the browser logs in with a SASL
+// user of the broker (HTTP Basic: Chromium's own credentials prompt, answered through
+// playwright's httpCredentials) and sees only what that user's ACLs allow.
+describe.skipIf(!chromiumSeen)('the web console in Chromium, with security on', () => {
+  let dir: string
+  let broker: Broker
+  let admin: Admin
+  let browser: Browser
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tidelog-console-login-'))
+    mkdirSync(ARTIFACTS, { recursive: true })
+    const users = join(dir, 'users.jaas')
+    writeFileSync(users, 'KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-pw" user_alice="alice-pw"; };\n')
+    broker = await startBroker({
+      dataDir: join(dir, 'data'),
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      saslPlainUsersFile: users,
+      authorizerClassName: 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+      superUsers: 'User:admin',
+      consolePort: 0,
+    })
+    const sasl = { mechanism: 'PLAIN' as const, username: 'admin', password: 'admin-pw' }
+    admin = new Admin({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'console-login-test', sasl })
+    await admin.createTopics([{ name: 'alice-reads', partitions: 1 }, { name: 'alice-sees', partitions: 1 }, { name: 'hidden', partitions: 1 }])
+    await admin.createAcls([
+      { resourceType: 'TOPIC', resourceName: 'alice-reads', principal: 'User:alice', operation: 'READ', permission: 'ALLOW' },
+      { resourceType: 'TOPIC', resourceName: 'alice-sees', principal: 'User:alice', operation: 'DESCRIBE', permission: 'ALLOW' },
+    ])
+    const producer = new Producer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'console-login-test', sasl, lingerMs: 0 })
+    try {
+      await producer.send(['alice-reads', 'alice-sees', 'hidden'].map((topic) => ({ topic, key: 'k', value: `in ${topic}` })))
+    } finally {
+      await producer.close()
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] })
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await admin?.close()
+    await broker?.close()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  const poll = <T>(fn: () => Promise<T>) => expect.poll(fn, { timeout: 30_000, interval: 100 })
+
+  it('refuses the page without a login (401 and a Basic challenge) and with a wrong password', async () => {
+    // Headless Chromium has no one to type into its login prompt: it shows the 401 answer, or ends
+    // the navigation with ERR_INVALID_AUTH_CREDENTIALS; either way no console page is served.
+    for (const httpCredentials of [undefined, { username: 'alice', password: 'wrong' }]) {
+      const context = await browser.newContext(httpCredentials === undefined ? {} : { httpCredentials })
+      try {
+        const page = await context.newPage()
+        const nav = await page.goto(broker.console!.url).catch((e: Error) => e)
+        if (nav instanceof Error) expect(nav.message).toMatch(/ERR_INVALID_AUTH_CREDENTIALS/)
+        else expect(nav!.status()).toBe(401)
+        expect(await page.locator('[data-testid=view]').count()).toBe(0)
+        const res = await context.request.get(broker.console!.url)
+        expect(res.status()).toBe(401)
+        expect(res.headers()['www-authenticate']).toBe('Basic realm="tidelog console", charset="UTF-8"')
+        expect((await res.json()).error).toBe('SASL_AUTHENTICATION_FAILED')
+      } finally {
+        await context.close()
+      }
+    }
+  })
+
+  it('a SASL user logs in and sees only the topics it may describe; a topic it may not read shows Kafka\'s error', async () => {
+    const context = await browser.newContext({ httpCredentials: { username: 'alice', password: 'alice-pw' }, viewport: { width: 1280, height: 900 } })
+    const errors: string[] = []
+    try {
+      const page = await context.newPage()
+      page.on('pageerror', (err) => errors.push(err.message))
+      page.setDefaultTimeout(20_000)
+      await page.goto(`${broker.console!.url}#/topics`)
+      await poll(() => page.locator('[data-testid=status]').innerText()).toBe('online · User:alice')
+      await poll(() => page.locator('[data-testid=topics-table] tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-topic')))).toEqual(['alice-reads', 'alice-sees'])
+      await page.screenshot({ path: join(ARTIFACTS, 'login-topics.png'), fullPage: true })
+
+      await page.goto(`${broker.console!.url}#/topics/alice-reads/0`)
+      await poll(() => page.locator('[data-testid=messages-table] [data-col=value]').allInnerTexts()).toEqual(['in alice-reads'])
+      await page.goto(`${broker.console!.url}#/topics/alice-sees/0`)
+      await poll(() => page.locator('[data-testid=error]').innerText()).toBe('TOPIC_AUTHORIZATION_FAILED: User:alice is not authorized to read topic alice-sees')
+      await page.goto(`${broker.console!.url}#/topics/alice-sees`)
+      await poll(() => page.locator('[data-testid=configs-withheld]').count()).toBe(1)
+      await page.screenshot({ path: join(ARTIFACTS, 'login-configs-withheld.png'), fullPage: true })
+      expect(errors).toEqual([])
+    } finally {
+      await context.close()
+    }
   })
 })

@@ -186,9 +186,10 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           principalMappingRules: config.sslPrincipalMappingRules,
         })
       : undefined
+    const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
     server = new KafkaServer({
       broker: context,
-      registry: createRegistry(config.authorizerClassName === undefined ? {} : { authorizer: new StandardAuthorizer(new AclStore(dataDir, logs), config) }),
+      registry: createRegistry(authorizer === undefined ? {} : { authorizer }),
       maxRequestBytes: config.maxRequestBytes,
       logger,
       listeners: listenerSpecs,
@@ -205,7 +206,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
 
-    const consoleInfo = await web?.listen(config.consolePort!)
+    const consoleInfo = await web?.listen(config.consolePort!, { security, listeners: listenerSpecs, ...(authorizer !== undefined ? { authorizer } : {}) })
 
     let closing: Promise<void> | undefined
     const s = server

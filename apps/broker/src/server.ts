@@ -11,7 +11,7 @@ import type { BrokerContext } from './context.js'
 import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
-import type { BrokerMetrics } from './metrics/broker-metrics.js'
+import type { BrokerMetrics, SocketStats } from './metrics/broker-metrics.js'
 import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
@@ -101,6 +101,18 @@ class Connection implements PoolMember {
   private backlogBytes = 0
   private inFlightBytes = 0
   private pooled = 0
+
+  /** For /metrics: the listener it came in on. */
+  get listenerName(): string {
+    return this.listener.spec.name
+  }
+
+  /** For /metrics: requests read and not answered yet (waiting to be dispatched, or in a handler). */
+  get pendingRequests(): number {
+    let n = this.backlog.length - this.backlogHead
+    for (const slot of this.queue) if (!slot.done) n++
+    return n
+  }
 
   constructor(
     private readonly server: KafkaServer,
@@ -460,6 +472,18 @@ export class KafkaServer {
       logger: opts.logger,
     })
     this.pool = new RequestMemoryPool(config.queuedMaxRequestBytes, opts.logger)
+    opts.metrics?.attachServer(this)
+  }
+
+  /** For /metrics: open connections per listener, requests read but not answered, failed authentications per listener. */
+  socketStats(): SocketStats {
+    const connections = new Map<string, number>()
+    let pendingRequests = 0
+    for (const c of this.connections) {
+      connections.set(c.listenerName, (connections.get(c.listenerName) ?? 0) + 1)
+      pendingRequests += c.pendingRequests
+    }
+    return { connections, pendingRequests, failedAuthentications: this.opts.security.failures }
   }
 
   private accept(socket: Socket, listener: BoundListener): void {
@@ -508,6 +532,7 @@ export class KafkaServer {
   private open(socket: Socket, address: string, listener: BoundListener, principal: string | undefined): void {
     const security = new ConnectionSecurity(this.opts.security, listener.spec, principal)
     this.connections.add(new Connection(this, socket, this.opts, address, this.pool, listener, security))
+    this.opts.metrics?.connectionOpened(listener.spec.name)
   }
 
   /** Binds every listener in order; a failure closes those already bound. */
@@ -544,6 +569,7 @@ export class KafkaServer {
 
   /** @internal */
   forget(c: Connection): void {
+    if (this.connections.has(c)) this.opts.metrics?.connectionClosed(c.listenerName)
     this.connections.delete(c)
   }
 

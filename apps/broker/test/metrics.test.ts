@@ -1,11 +1,14 @@
+import { writeFileSync } from 'node:fs'
 import { ApiKeys, ErrorCodes, ZERO_UUID } from '@tidelog/protocol'
 import { describe, expect, it } from 'vitest'
 import { type Broker, type BrokerOptions, parseConfig, startBroker } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { connectTracked, trackOpened } from './helpers/opened.js'
 import type { RawClient } from './helpers/raw-client.js'
+import { RawClient as Raw } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
 import { until } from './helpers/until.js'
+import { login } from './security/helpers.js'
 
 // /metrics over HTTP, parsed as strictly as the Prometheus text format (0.0.4) allows:
 // any line a scraper would reject fails the test.
@@ -137,8 +140,9 @@ function parseExposition(text: string): Map<string, Family> {
   return families
 }
 
-async function scrape(b: Broker): Promise<Map<string, Family>> {
-  const res = await fetch(`${b.console!.url}metrics`)
+/** A scrape; `login` (user:password) for a broker with a SASL listener, whose console asks for one. */
+async function scrape(b: Broker, login?: string): Promise<Map<string, Family>> {
+  const res = await fetch(`${b.console!.url}metrics`, { headers: login === undefined ? {} : { authorization: `Basic ${Buffer.from(login).toString('base64')}` } })
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
   return parseExposition(await res.text())
@@ -294,5 +298,70 @@ describe('/metrics', () => {
     const post = await fetch(`${b.console!.url}metrics`, { method: 'POST', body: 'x' })
     expect(post.status).toBe(405)
     expect(await post.json()).toMatchObject({ error: 'INVALID_REQUEST' })
+  })
+
+  it('counts error codes per API as Kafka\'s ErrorsPerSec does (NONE included), by exactly what each response carried', async () => {
+    const b = await start()
+    const c = await connectTracked(open, b)
+    await createTopic(c, 'errs')
+    const errors = (m: Map<string, Family>, request: string, error: string) => value(m, 'kafka_network_requestmetrics_errors_total', { request, error }) ?? 0
+    const before = await scrape(b)
+    // One produce: two partitions appended (NONE twice) and one that does not exist.
+    const r = await c.request(ApiKeys.Produce, 9, produceBody('errs', [{ index: 0, records: makeBatch(1) }, { index: 1, records: makeBatch(1) }, { index: 7, records: makeBatch(1) }]))
+    expect(r.responses[0].partitionResponses.map((p: { errorCode: number }) => p.errorCode)).toEqual([0, 0, ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION])
+    const meta = await c.request(ApiKeys.Metadata, 12, { topics: [{ name: 'missing', topicId: ZERO_UUID }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })
+    expect(meta.topics[0].errorCode).toBe(ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION)
+    const after = await scrape(b)
+    expect(errors(after, 'Produce', 'NONE') - errors(before, 'Produce', 'NONE')).toBe(2)
+    expect(errors(after, 'Produce', 'UNKNOWN_TOPIC_OR_PARTITION') - errors(before, 'Produce', 'UNKNOWN_TOPIC_OR_PARTITION')).toBe(1)
+    expect(errors(after, 'Metadata', 'UNKNOWN_TOPIC_OR_PARTITION') - errors(before, 'Metadata', 'UNKNOWN_TOPIC_OR_PARTITION')).toBe(1)
+    expect(errors(after, 'Fetch', 'NONE')).toBe(0)
+    expect(after.get('kafka_network_requestmetrics_errors_total')?.type).toBe('counter')
+  })
+
+  it('counts connections opened, open and closed per listener, failed SASL authentications, and requests waiting for an answer', async () => {
+    const dir = tempDir()
+    const users = `${dir}/users.jaas`
+    writeFileSync(users, 'KafkaServer { x required user_alice="alice-pw"; };\n')
+    const b = await start({ dataDir: `${dir}/data`, listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', saslPlainUsersFile: users, connectionFailedAuthenticationDelayMs: 0 })
+    const [plain, sasl] = b.listeners.map((l) => l.port)
+    const labels = (listener: string) => ({ listener, networkProcessor: '0' })
+    const socket = (m: Map<string, Family>, what: string, listener: string) => value(m, `kafka_server_socket_server_metrics_${what}`, labels(listener))
+
+    const clients = await Promise.all([1, 2, 3].map(() => Raw.connect(plain!)))
+    open.clients.push(...clients)
+    clients[0]!.close()
+    const m = await until('3 accepted, 1 closed on PLAINTEXT', async () => {
+      const m = await scrape(b, 'alice:alice-pw')
+      return socket(m, 'connection_close_total', 'PLAINTEXT') === 1 ? m : undefined
+    })
+    expect(socket(m, 'connection_creation_total', 'PLAINTEXT')).toBe(3)
+    expect(socket(m, 'connection_count', 'PLAINTEXT')).toBe(2)
+    expect(m.get('kafka_server_socket_server_metrics_connection_count')?.type).toBe('gauge')
+
+    // Two wrong passwords and one right one on the SASL listener.
+    for (const password of ['wrong', 'also-wrong', 'alice-pw']) {
+      const c = await Raw.connect(sasl!)
+      open.clients.push(c)
+      expect((await login(c, 'PLAIN', 'alice', password)).errorCode).toBe(password === 'alice-pw' ? 0 : ErrorCodes.SASL_AUTHENTICATION_FAILED)
+    }
+    const s = await until('the failed SASL connections closed', async () => {
+      const m = await scrape(b, 'alice:alice-pw')
+      return socket(m, 'connection_close_total', 'SASL_PLAINTEXT') === 2 ? m : undefined
+    })
+    expect(socket(s, 'failed_authentication_total', 'SASL_PLAINTEXT')).toBe(2)
+    expect(socket(s, 'failed_authentication_total', 'PLAINTEXT')).toBe(0)
+    expect(socket(s, 'connection_creation_total', 'SASL_PLAINTEXT')).toBe(3)
+    expect(socket(s, 'connection_count', 'SASL_PLAINTEXT')).toBe(1)
+
+    // A fetch parked on an empty partition is read and not answered: the queue holds exactly it.
+    const c = clients[1]!
+    await createTopic(c, 'wait')
+    expect(value(await scrape(b, 'alice:alice-pw'), 'kafka_network_requestchannel_requestqueuesize')).toBe(0)
+    const parked = c.request(ApiKeys.Fetch, 12, { ...fetchBody('wait', 0), maxWaitMs: 30_000 })
+    await until('the parked fetch counted', async () => ((value(await scrape(b, 'alice:alice-pw'), 'kafka_network_requestchannel_requestqueuesize') ?? 0) === 1 ? true : undefined))
+    await clients[2]!.request(ApiKeys.Produce, 9, produceBody('wait', [{ index: 0, records: makeBatch(1) }]))
+    expect((await parked).responses[0].partitions[0].records.length).toBeGreaterThan(0)
+    await until('the queue empty again', async () => ((value(await scrape(b, 'alice:alice-pw'), 'kafka_network_requestchannel_requestqueuesize') ?? -1) === 0 ? true : undefined))
   })
 })

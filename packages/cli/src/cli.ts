@@ -1,5 +1,6 @@
 import pkg from '../package.json' with { type: 'json' }
 import { parseArgs, type OptionSpec } from './args.js'
+import { aclCommands } from './commands/acls.js'
 import { clusterCommands } from './commands/cluster.js'
 import { completionCommands } from './commands/completion.js'
 import { configCommands } from './commands/configs.js'
@@ -29,6 +30,7 @@ export const COMMANDS: Command[] = [
   ...groupCommands,
   ...clusterCommands,
   ...configCommands,
+  ...aclCommands,
   ...perfCommands,
   ...completionCommands,
 ]

@@ -1,9 +1,10 @@
 import { decodeConsumerProtocolAssignment } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
-import type { BrokerMetrics } from '../metrics/broker-metrics.js'
+import type { BrokerMetrics, ThroughputSample, TopicCounters } from '../metrics/broker-metrics.js'
 import { groupLag } from '../metrics/lag.js'
 import { describeTopicConfigs } from '../topic-config.js'
 import type { Topic } from '../topics.js'
+import { type Access, DESCRIBE, DESCRIBE_CONFIGS, READ } from './auth.js'
 import { MAX_RECORDS, browse, offsetForTime } from './messages.js'
 
 /** A request the console refuses, with the HTTP status and Kafka's error name for it. */
@@ -35,7 +36,12 @@ function partitionsOf(t: Topic) {
   )
 }
 
-function topicOrThrow(broker: BrokerContext, name: string): Topic {
+/**
+ * Refused before the topic is looked up, as Kafka answers TOPIC_AUTHORIZATION_FAILED for a topic
+ * the principal may not describe whether or not it exists: its existence is not told either.
+ */
+function topicOrThrow(broker: BrokerContext, access: Access, name: string, operation: number = DESCRIBE): Topic {
+  if (!access.topic(operation, name)) throw new ConsoleError(403, 'TOPIC_AUTHORIZATION_FAILED', `${access.principal} is not authorized to ${operation === READ ? 'read' : 'describe'} topic ${name}`)
   const t = broker.topics.get(name)
   if (t === undefined) throw new ConsoleError(404, 'UNKNOWN_TOPIC_OR_PARTITION', `topic ${name} does not exist`)
   return t
@@ -48,12 +54,18 @@ function intParam(q: URLSearchParams, name: string, fallback: number | undefined
   return Number(raw)
 }
 
-export function health(broker: BrokerContext, metrics: BrokerMetrics) {
+/** The topics the principal may describe: the rest are left out, as Metadata leaves them out. */
+function visibleTopics(broker: BrokerContext, access: Access): Topic[] {
+  return [...broker.topics.all()].filter((t) => access.topic(DESCRIBE, t.name))
+}
+
+export function health(broker: BrokerContext, metrics: BrokerMetrics, access: Access) {
   let partitions = 0
   let offline = 0
   let topics = 0
   let bytes = 0
-  for (const t of broker.topics.all()) {
+  const visible = visibleTopics(broker, access)
+  for (const t of visible) {
     topics++
     for (const log of t.logs) {
       partitions++
@@ -72,17 +84,24 @@ export function health(broker: BrokerContext, metrics: BrokerMetrics) {
     partitions,
     offlinePartitions: offline,
     logBytes: bytes,
-    groups: broker.groups.listGroups().length,
+    groups: broker.groups.listGroups().filter((g) => access.group(DESCRIBE, g.groupId)).length,
     eventLoopDelay: metrics.eventLoopDelay,
     memory: { rss: mem.rss, heapUsed: mem.heapUsed },
-    totals: metrics.total,
+    totals: access.cluster(DESCRIBE) ? metrics.total : sumCounters(visible.map((t) => metrics.topics.get(t.name))),
+    principal: access.principal,
     node: process.version,
   }
 }
 
-export function listTopics(broker: BrokerContext) {
+function sumCounters(list: readonly (TopicCounters | undefined)[]): TopicCounters {
+  const total: TopicCounters = { bytesIn: 0, bytesOut: 0, messagesIn: 0, produceRequests: 0, fetchRequests: 0, failedProduceRequests: 0 }
+  for (const c of list) if (c !== undefined) for (const k of Object.keys(total) as (keyof TopicCounters)[]) total[k] += c[k]
+  return total
+}
+
+export function listTopics(broker: BrokerContext, access: Access) {
   const out = []
-  for (const t of broker.topics.all()) {
+  for (const t of visibleTopics(broker, access)) {
     const parts = partitionsOf(t)
     let size = 0
     let messages = 0
@@ -96,9 +115,10 @@ export function listTopics(broker: BrokerContext) {
   return out
 }
 
-export function describeTopic(broker: BrokerContext, name: string) {
-  const t = topicOrThrow(broker, name)
-  const configs = describeTopicConfigs(t.configs, broker.config, broker.topics.dynamic.layers).map((c) => ({
+export function describeTopic(broker: BrokerContext, access: Access, name: string) {
+  const t = topicOrThrow(broker, access, name)
+  // DescribeConfigs needs DESCRIBE_CONFIGS: without it the configs are withheld, not guessed.
+  const configs = !access.topic(DESCRIBE_CONFIGS, name) ? null : describeTopicConfigs(t.configs, broker.config, broker.topics.dynamic.layers).map((c) => ({
     name: c.name,
     value: c.value,
     override: t.configs[c.name] !== undefined,
@@ -107,8 +127,8 @@ export function describeTopic(broker: BrokerContext, name: string) {
 }
 
 /** GET /api/topics/:t/partitions/:p/messages?offset=|timestamp=|last=&limit=&isolation= */
-export async function messages(broker: BrokerContext, name: string, partitionText: string, q: URLSearchParams) {
-  const t = topicOrThrow(broker, name)
+export async function messages(broker: BrokerContext, access: Access, name: string, partitionText: string, q: URLSearchParams) {
+  const t = topicOrThrow(broker, access, name, READ)
   const partition = intParam(new URLSearchParams({ partition: partitionText }), 'partition', undefined)!
   const log = t.logs[partition]
   if (log === undefined || log.isClosed) throw new ConsoleError(404, 'UNKNOWN_TOPIC_OR_PARTITION', `${name} has no partition ${partition}`)
@@ -136,11 +156,17 @@ function assignmentOf(protocolType: string, bytes: Uint8Array): { topic: string;
   }
 }
 
-export function listGroups(broker: BrokerContext) {
+/** A group's lag on the topics the principal may describe (OffsetFetch leaves the others out). */
+function visibleLag(broker: BrokerContext, access: Access, groupId: string) {
+  return groupLag(broker, groupId).filter((p) => access.topic(DESCRIBE, p.topic))
+}
+
+export function listGroups(broker: BrokerContext, access: Access) {
   return broker.groups
     .listGroups()
+    .filter((g) => access.group(DESCRIBE, g.groupId))
     .map((g) => {
-      const lag = groupLag(broker, g.groupId)
+      const lag = visibleLag(broker, access, g.groupId)
       return {
         groupId: g.groupId,
         state: g.state,
@@ -152,7 +178,8 @@ export function listGroups(broker: BrokerContext) {
     .sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0))
 }
 
-export function describeGroup(broker: BrokerContext, groupId: string) {
+export function describeGroup(broker: BrokerContext, access: Access, groupId: string) {
+  if (!access.group(DESCRIBE, groupId)) throw new ConsoleError(403, 'GROUP_AUTHORIZATION_FAILED', `${access.principal} is not authorized to describe group ${groupId}`)
   if (!broker.groups.listGroups().some((g) => g.groupId === groupId)) throw new ConsoleError(404, 'GROUP_ID_NOT_FOUND', `group ${groupId} does not exist`)
   const g = broker.groups.describeGroup(groupId)
   const members = g.members.map((m) => ({
@@ -164,6 +191,11 @@ export function describeGroup(broker: BrokerContext, groupId: string) {
   }))
   const owner = new Map<string, string>()
   for (const m of members) for (const a of m.assignment ?? []) for (const p of a.partitions) owner.set(`${a.topic}\0${p}`, m.memberId)
-  const lag = groupLag(broker, groupId).map((p) => ({ ...p, memberId: owner.get(`${p.topic}\0${p.partition}`) ?? null }))
+  const lag = visibleLag(broker, access, groupId).map((p) => ({ ...p, memberId: owner.get(`${p.topic}\0${p.partition}`) ?? null }))
   return { groupId, state: g.state, protocolType: g.protocolType, protocol: g.protocol, members, lag, totalLag: lag.reduce((s, p) => s + (p.lag ?? 0), 0) }
+}
+
+/** The throughput history, each sample cut down to the topics the principal may describe. */
+export function throughput(metrics: BrokerMetrics, access: Access): ThroughputSample[] {
+  return metrics.throughput().map((s) => ({ t: s.t, topics: Object.fromEntries(Object.entries(s.topics).filter(([name]) => access.topic(DESCRIBE, name))) }))
 }

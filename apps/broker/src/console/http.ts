@@ -5,7 +5,8 @@ import type { BrokerContext } from '../context.js'
 import type { BrokerMetrics } from '../metrics/broker-metrics.js'
 import { EXPOSITION_CONTENT_TYPE } from '../metrics/exposition.js'
 import { renderMetrics } from '../metrics/scrape.js'
-import { ConsoleError, describeGroup, describeTopic, health, listGroups, listTopics, messages } from './api.js'
+import { ConsoleError, describeGroup, describeTopic, health, listGroups, listTopics, messages, throughput } from './api.js'
+import { type Access, CHALLENGE, type ConsoleAuth, DESCRIBE, LoginRequired, openAccess } from './auth.js'
 import { STATIC_FILES, staticDir } from './assets.js'
 
 export interface ConsoleServer {
@@ -16,17 +17,24 @@ export interface ConsoleServer {
   close(): Promise<void>
 }
 
-type Route = (broker: BrokerContext, metrics: BrokerMetrics, params: string[], query: URLSearchParams) => unknown
+interface RouteContext {
+  broker: BrokerContext
+  metrics: BrokerMetrics
+  /** What this request's principal may see (everything when the broker has no authorizer). */
+  access: Access
+}
+
+type Route = (c: RouteContext, params: string[], query: URLSearchParams) => unknown
 
 // Read-only routes, matched in order: the console never changes the broker's state.
 const ROUTES: readonly [RegExp, Route][] = [
-  [/^\/api\/health$/, (b, m) => health(b, m)],
-  [/^\/api\/topics$/, (b) => listTopics(b)],
-  [/^\/api\/topics\/([^/]+)$/, (b, _m, [t]) => describeTopic(b, t!)],
-  [/^\/api\/topics\/([^/]+)\/partitions\/([^/]+)\/messages$/, (b, _m, [t, p], q) => messages(b, t!, p!, q)],
-  [/^\/api\/groups$/, (b) => listGroups(b)],
-  [/^\/api\/groups\/([^/]+)$/, (b, _m, [g]) => describeGroup(b, g!)],
-  [/^\/api\/throughput$/, (_b, m) => m.throughput()],
+  [/^\/api\/health$/, (c) => health(c.broker, c.metrics, c.access)],
+  [/^\/api\/topics$/, (c) => listTopics(c.broker, c.access)],
+  [/^\/api\/topics\/([^/]+)$/, (c, [t]) => describeTopic(c.broker, c.access, t!)],
+  [/^\/api\/topics\/([^/]+)\/partitions\/([^/]+)\/messages$/, (c, [t, p], q) => messages(c.broker, c.access, t!, p!, q)],
+  [/^\/api\/groups$/, (c) => listGroups(c.broker, c.access)],
+  [/^\/api\/groups\/([^/]+)$/, (c, [g]) => describeGroup(c.broker, c.access, g!)],
+  [/^\/api\/throughput$/, (c) => throughput(c.metrics, c.access)],
 ]
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
@@ -47,11 +55,12 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 
 /**
  * The broker's web console and Prometheus endpoint: one plain node:http server on
- * 127.0.0.1 (the console has no authentication of its own yet, so it is never exposed
- * beyond this machine). Pages are static files shipped in the package; data comes from
- * the JSON API, which reads the broker's own state.
+ * 127.0.0.1 only (plain HTTP: a password sent to it never leaves this machine). Pages are
+ * static files shipped in the package; data comes from the JSON API, which reads the broker's
+ * own state. With `auth` (the broker has security on) every request, pages and /metrics
+ * included, needs a login, and each answer holds only what the principal may see.
  */
-export async function startConsole(broker: BrokerContext, metrics: BrokerMetrics, port: number): Promise<ConsoleServer> {
+export async function startConsole(broker: BrokerContext, metrics: BrokerMetrics, port: number, auth?: ConsoleAuth): Promise<ConsoleServer> {
   const dir = staticDir()
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -59,9 +68,12 @@ export async function startConsole(broker: BrokerContext, metrics: BrokerMetrics
       sendJson(res, 405, { error: 'INVALID_REQUEST', message: `${req.method} is not served: the console is read-only` })
       return
     }
+    const access = auth === undefined ? openAccess(null) : await auth.access(req)
     const url = new URL(req.url ?? '/', 'http://console')
     const path = url.pathname
     if (path === '/metrics') {
+      // Every topic and group is in a scrape: only a principal that may describe the cluster gets one.
+      if (!access.cluster(DESCRIBE)) throw new ConsoleError(403, 'CLUSTER_AUTHORIZATION_FAILED', `${access.principal} is not authorized to describe the cluster`)
       send(res, 200, EXPOSITION_CONTENT_TYPE, renderMetrics(metrics))
       return
     }
@@ -75,7 +87,7 @@ export async function startConsole(broker: BrokerContext, metrics: BrokerMetrics
         sendJson(res, 400, { error: 'INVALID_REQUEST', message: 'malformed percent-encoding in the path' })
         return
       }
-      sendJson(res, 200, await route(broker, metrics, params, url.searchParams))
+      sendJson(res, 200, await route({ broker, metrics, access }, params, url.searchParams))
       return
     }
     const file = STATIC_FILES[path === '/' ? '/index.html' : path]
@@ -89,6 +101,11 @@ export async function startConsole(broker: BrokerContext, metrics: BrokerMetrics
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy()
+        return
+      }
+      if (err instanceof LoginRequired) {
+        res.setHeader('www-authenticate', CHALLENGE)
+        sendJson(res, 401, { error: 'SASL_AUTHENTICATION_FAILED', message: err.message })
         return
       }
       if (err instanceof ConsoleError) {

@@ -1,5 +1,6 @@
 import type { BrokerContext } from '../context.js'
 import { BrokerMetrics } from '../metrics/broker-metrics.js'
+import { ConsoleAuth, type ConsoleSecurityOptions } from './auth.js'
 import { type ConsoleServer, startConsole } from './http.js'
 
 export interface ConsoleInfo {
@@ -22,9 +23,15 @@ export class BrokerConsole {
     this.metrics = new BrokerMetrics(broker)
   }
 
-  async listen(port: number): Promise<ConsoleInfo> {
-    const s = (this.server = await startConsole(this.broker, this.metrics, port))
-    this.broker.logger.info(`console and /metrics on ${s.url}`)
+  /**
+   * With `security`, the console logs users in as the broker's SASL listeners do and asks its
+   * authorizer about every call; a broker with no SASL listener and no authorizer needs neither.
+   */
+  async listen(port: number, security?: ConsoleSecurityOptions): Promise<ConsoleInfo> {
+    const candidate = security === undefined ? undefined : new ConsoleAuth(security, () => this.metrics.consoleLoginFailures++)
+    const auth = candidate !== undefined && (candidate.loginRequired || security!.authorizer !== undefined) ? candidate : undefined
+    const s = (this.server = await startConsole(this.broker, this.metrics, port, auth))
+    this.broker.logger.info(`console and /metrics on ${s.url}${auth === undefined ? '' : auth.loginRequired ? ' (login with a SASL user)' : ' (as User:ANONYMOUS, with ACLs)'}`)
     return { host: s.host, port: s.port, url: s.url }
   }
 

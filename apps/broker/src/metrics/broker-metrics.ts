@@ -29,9 +29,54 @@ export interface RequestStats {
   readonly name: string
   /** Requests by version, as Kafka's RequestsPerSec carries a version tag. */
   readonly byVersion: Map<number, number>
+  /** Error codes the responses carried, NONE (0) included, as Kafka's ErrorsPerSec counts them. */
+  readonly errors: Map<number, number>
   readonly totalTimeMs: Histogram
   requestBytes: number
   responseBytes: number
+}
+
+/** What the network side reports at scrape time (KafkaServer.socketStats). */
+export interface SocketStats {
+  /** Open connections per listener name. */
+  connections: ReadonlyMap<string, number>
+  /** Requests read and not answered yet, over all connections. */
+  pendingRequests: number
+  /** Failed SASL authentications per listener name, since start. */
+  failedAuthentications: ReadonlyMap<string, number>
+}
+
+export interface SocketSource {
+  socketStats(): SocketStats
+}
+
+/** Connections accepted and closed per listener, since start (Kafka's connection-creation-total / connection-close-total). */
+export interface ListenerCounters {
+  created: number
+  closed: number
+}
+
+/**
+ * Every errorCode field of a response, as Kafka's AbstractResponse.errorCounts() adds them up:
+ * the top-level one and each topic's and partition's. Record bytes are not walked into.
+ */
+export function countErrorCodes(value: unknown, into: Map<number, number>): void {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i]
+      if (v !== null && typeof v === 'object') countErrorCodes(v, into)
+    }
+    return
+  }
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return
+  // for-in over the decoded response's own fields: no entry arrays allocated per object.
+  const o = value as Record<string, unknown>
+  for (const k in o) {
+    const v = o[k]
+    if (typeof v === 'number') {
+      if (k === 'errorCode') into.set(v, (into.get(v) ?? 0) + 1)
+    } else if (v !== null && typeof v === 'object') countErrorCodes(v, into)
+  }
 }
 
 /** One sample of the throughput history: per-second rates over the interval that ended at `t`. */
@@ -96,7 +141,11 @@ export class BrokerMetrics {
   readonly total: TopicCounters = newCounters()
   readonly topics = new Map<string, TopicCounters>()
   readonly requests = new Map<number, RequestStats>()
+  readonly listeners = new Map<string, ListenerCounters>()
+  /** Console logins refused (wrong or unknown user), since start. */
+  consoleLoginFailures = 0
   readonly startedAt = Date.now()
+  private server: SocketSource | undefined
   private readonly history: ThroughputSample[] = []
   private lastSnapshot = new Map<string, TopicCounters>()
   private lastSampleAt = Date.now()
@@ -124,6 +173,29 @@ export class BrokerMetrics {
     this.loop.disable()
   }
 
+  /** The server reports its connections and queue through this at scrape time. */
+  attachServer(server: SocketSource): void {
+    this.server = server
+  }
+
+  get socket(): SocketStats {
+    return this.server?.socketStats() ?? { connections: new Map(), pendingRequests: 0, failedAuthentications: new Map() }
+  }
+
+  private listenerCounters(name: string): ListenerCounters {
+    let c = this.listeners.get(name)
+    if (c === undefined) this.listeners.set(name, (c = { created: 0, closed: 0 }))
+    return c
+  }
+
+  connectionOpened(listener: string): void {
+    this.listenerCounters(listener).created++
+  }
+
+  connectionClosed(listener: string): void {
+    this.listenerCounters(listener).closed++
+  }
+
   private countersFor(topic: string): TopicCounters {
     let c = this.topics.get(topic)
     if (c === undefined) this.topics.set(topic, (c = newCounters()))
@@ -143,7 +215,7 @@ export class BrokerMetrics {
   private count(o: RequestObservation, apiName: string, response: unknown): void {
     let stats = this.requests.get(o.apiKey)
     if (stats === undefined) {
-      stats = { name: apiName, byVersion: new Map(), totalTimeMs: new Histogram(LATENCY_BUCKETS_MS), requestBytes: 0, responseBytes: 0 }
+      stats = { name: apiName, byVersion: new Map(), errors: new Map(), totalTimeMs: new Histogram(LATENCY_BUCKETS_MS), requestBytes: 0, responseBytes: 0 }
       this.requests.set(o.apiKey, stats)
     }
     stats.byVersion.set(o.version, (stats.byVersion.get(o.version) ?? 0) + 1)
@@ -152,6 +224,8 @@ export class BrokerMetrics {
     let responseBytes = 0
     if (o.out !== null) for (const c of o.out) responseBytes += c.length
     stats.responseBytes += responseBytes
+    // acks=0 produce has no response to count errors in, as in Kafka.
+    if (response !== undefined) countErrorCodes(response, stats.errors)
     if (o.apiKey === ApiKeys.Produce) this.observeProduce(o.request as ProduceShape, response as ProduceResponseShape | undefined)
     else if (o.apiKey === ApiKeys.Fetch && response !== undefined) this.observeFetch(response as FetchResponseShape)
   }

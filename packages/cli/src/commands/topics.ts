@@ -48,9 +48,9 @@ const describe: Command = {
       admin.describeTopics(names),
       admin.describeConfigs(names.map((name) => ({ type: 'topic' as const, name }))),
     ])
-    const overrides = new Map(
-      configs.map((c) => [c.name, Object.fromEntries(c.configs.filter((e) => e.source === ConfigSource.DYNAMIC_TOPIC_CONFIG).map((e) => [e.name, e.value]))]),
-    )
+    // Every config not at its built-in default, as TopicCommand filters (`!isDefault()`): a topic
+    // override and a broker-wide setting the topic inherits alike.
+    const overrides = new Map(configs.map((c) => [c.name, Object.fromEntries(c.configs.filter((e) => e.source !== ConfigSource.DEFAULT_CONFIG).map((e) => [e.name, e.value]))]))
     if (ctx.args.flags.has('json')) {
       await ctx.write(toJson(topics.map((t) => ({ ...t, configs: overrides.get(t.name) ?? {} }))) + '\n')
       return

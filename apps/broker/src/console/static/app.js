@@ -190,6 +190,8 @@
           ),
         ),
       )
+      // null: the principal lacks DESCRIBE_CONFIGS on the topic, and the broker withheld them.
+      if (last.configs === null) return void configs.replaceChildren(el('p', { class: 'muted', 'data-testid': 'configs-withheld' }, 'Not authorized to describe this topic\'s configs (DESCRIBE_CONFIGS).'))
       configs.replaceChildren(
         table(
           'configs-table',
@@ -410,7 +412,7 @@
   async function pollStatus() {
     try {
       const h = await api('/api/health')
-      statusEl.textContent = h.status
+      statusEl.textContent = h.principal ? `${h.status} · ${h.principal}` : h.status
       statusEl.className = `status ${h.status}`
     } catch {
       statusEl.textContent = 'offline'
