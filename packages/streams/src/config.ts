@@ -39,6 +39,12 @@ export interface StreamsConfig {
   'repartition.purge.interval.ms'?: number
   /** The transactional producers' transaction.timeout.ms under exactly_once_v2 (Kafka Streams sets 10000). */
   'transaction.timeout.ms'?: number
+  /** The main consumers' session.timeout.ms (default 45000): how soon a killed instance's tasks move. */
+  'session.timeout.ms'?: number
+  /** The main consumers' heartbeat.interval.ms (default 3000). */
+  'heartbeat.interval.ms'?: number
+  /** Static membership (KIP-345): each thread's consumer joins as `<group.instance.id>-<threadIdx>`, so a restart takes its tasks back without a rebalance. */
+  'group.instance.id'?: string
   /** Where the clients log (default: silent). */
   logger?: Logger
 }

@@ -102,6 +102,9 @@ export class StreamThread {
       autoCommit: false,
       assignors: ['range'],
       isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
+      ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
+      ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
+      ...(env.config['group.instance.id'] ? { groupInstanceId: `${env.config['group.instance.id']}-${index}` } : {}),
       ...(env.logger ? { logger: env.logger } : {}),
     })
     this.producer = this.newProducer()

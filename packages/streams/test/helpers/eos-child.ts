@@ -1,0 +1,22 @@
+/**
+ * The verifier's application as its own process, so a test can kill -9 it mid-transaction.
+ * Configured by environment: BROKERS, APP_ID, PREFIX, STATE_DIR, THREADS, INSTANCE (static
+ * membership id, optional). Prints `state <NEW>` lines; SIGTERM closes cleanly.
+ */
+import { KafkaStreams } from '@tidelog/streams'
+import { verifierConfig, verifierTopology } from './eos-app.js'
+
+const env = (k: string) => {
+  const v = process.env[k]
+  if (v === undefined) throw new Error(`${k} is not set`)
+  return v
+}
+
+const app = new KafkaStreams(verifierTopology(env('PREFIX')).build(), verifierConfig(env('BROKERS').split(','), env('APP_ID'), {
+  'state.dir': env('STATE_DIR'),
+  'num.stream.threads': Number(process.env['THREADS'] ?? '1'),
+  ...(process.env['INSTANCE'] ? { 'group.instance.id': process.env['INSTANCE'] } : {}),
+}))
+app.setStateListener((s) => process.stdout.write(`state ${s}\n`))
+process.on('SIGTERM', () => void app.close().then(() => process.exit(0)))
+await app.start()
