@@ -86,6 +86,8 @@ export class StreamThread {
   private lastPurge = Date.now()
   private readonly purgeable = new Map<string, TopicPartition & { offset: bigint }>()
   private dying = false
+  /** Closing after an error: revocation must not commit anything. */
+  private dirty = false
   /** Changelog records applied while restoring, over this thread's life (tests and metrics). */
   restoredRecords = 0
   commits = 0
@@ -143,6 +145,11 @@ export class StreamThread {
   async shutdown(clean: boolean, timeoutMs = 30_000): Promise<void> {
     if (!this.machine.to('PENDING_SHUTDOWN')) return
     clearInterval(this.timer)
+    // What a failed batch produced never leaves, not even through the revocation that closing the consumer triggers.
+    if (!clean) {
+      this.dirty = true
+      this.outbox = []
+    }
     this.abort.abort()
     await this.loop?.catch(() => {})
     try {
@@ -452,6 +459,7 @@ export class StreamThread {
   }
 
   private async revoked(tps: TopicPartition[]): Promise<void> {
+    if (this.dirty) return this.lost(tps)
     this.machine.to('PARTITIONS_REVOKED')
     // One transaction spans all of the thread's tasks, so revocation commits all of them (as Java's EOS-v2).
     await this.commit()

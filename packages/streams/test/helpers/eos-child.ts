@@ -1,7 +1,7 @@
 /**
  * The verifier's application as its own process, so a test can kill -9 it mid-transaction.
  * Configured by environment: BROKERS, APP_ID, PREFIX, STATE_DIR, THREADS, INSTANCE (static
- * membership id, optional). Prints `state <NEW>` lines; SIGTERM closes cleanly.
+ * membership id, optional), GUARANTEE (default exactly_once_v2). Prints `state <NEW>` lines; SIGTERM closes cleanly.
  */
 import { KafkaStreams } from '@tidelog/streams'
 import { verifierConfig, verifierTopology } from './eos-app.js'
@@ -15,6 +15,7 @@ const env = (k: string) => {
 const app = new KafkaStreams(verifierTopology(env('PREFIX')).build(), verifierConfig(env('BROKERS').split(','), env('APP_ID'), {
   'state.dir': env('STATE_DIR'),
   'num.stream.threads': Number(process.env['THREADS'] ?? '1'),
+  'processing.guarantee': process.env['GUARANTEE'] === 'at_least_once' ? 'at_least_once' : 'exactly_once_v2',
   ...(process.env['INSTANCE'] ? { 'group.instance.id': process.env['INSTANCE'] } : {}),
 }))
 app.setStateListener((s) => process.stdout.write(`state ${s}\n`))
