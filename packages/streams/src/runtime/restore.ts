@@ -1,6 +1,10 @@
 import type { Logger } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
-import { InMemoryKeyValueStore } from '../store.js'
+
+/** A store the runtime can restore: InMemoryKeyValueStore, or a custom store with the same restore(). */
+interface Restorable {
+  restore(key: Buffer, value: Buffer | null): void
+}
 import type { StreamTask } from '../internal/task.js'
 import type { InternalTopologyBuilder } from '../internal/builder.js'
 
@@ -14,7 +18,7 @@ export interface ChangelogPartition {
 export function changelogsOf(task: StreamTask, builder: InternalTopologyBuilder, applicationId: string): ChangelogPartition[] {
   const out: ChangelogPartition[] = []
   for (const [name, store] of task.stores) {
-    if (!(store instanceof InMemoryKeyValueStore) || !builder.stores.get(name)!.builder.loggingEnabled) continue
+    if (typeof (store as Partial<Restorable>).restore !== 'function' || !builder.stores.get(name)!.builder.loggingEnabled) continue
     out.push({ store: name, topic: `${applicationId}-${name}-changelog`, partition: task.id.partition })
   }
   return out
@@ -29,6 +33,8 @@ export interface RestoreOptions {
   readCommitted: boolean
   /** Per changelog `topic:partition`, the offset of the last record already in the store (from a checkpoint): restoring starts after it. */
   from?: ReadonlyMap<string, bigint>
+  /** Told the offset of each changelog record applied (the store's position, for its checkpoint). */
+  onApplied?: (changelog: string, offset: bigint) => void
 }
 
 /**
@@ -40,7 +46,7 @@ export interface RestoreOptions {
 export async function restoreTask(task: StreamTask, changelogs: readonly ChangelogPartition[], o: RestoreOptions): Promise<number> {
   let restored = 0
   for (const cl of changelogs) {
-    const store = task.stores.get(cl.store) as InMemoryKeyValueStore<unknown, unknown>
+    const store = task.stores.get(cl.store) as unknown as Restorable
     const tp = { topic: cl.topic, partition: cl.partition }
     const [end] = await o.lookup.endOffsets([tp])
     const checkpointed = o.from?.get(`${cl.topic}:${cl.partition}`)
@@ -68,6 +74,7 @@ export async function restoreTask(task: StreamTask, changelogs: readonly Changel
           if (m.offset >= end.offset) break
           store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
           restored++
+          o.onApplied?.(`${cl.topic}:${cl.partition}`, m.offset)
         }
         if (batch.nextOffset >= end.offset) break
       }

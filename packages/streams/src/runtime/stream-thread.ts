@@ -71,6 +71,8 @@ export class StreamThread {
   private readonly processed = new Map<string, TopicPartition & { offset: bigint }>()
   private readonly pending = new Set<Promise<unknown>>()
   private outbox: ProducerRecord[] = []
+  /** For each outbox record, the task whose store wrote it to a changelog (its checkpoint position moves). */
+  private outboxChangelog: (TaskId | undefined)[] = []
   private sendError: unknown
   private inTxn = false
   /** Bumped when a transaction is abandoned: errors of its sends no longer matter. */
@@ -149,6 +151,7 @@ export class StreamThread {
     if (!clean) {
       this.dirty = true
       this.outbox = []
+      this.outboxChangelog = []
     }
     this.abort.abort()
     await this.loop?.catch(() => {})
@@ -270,6 +273,11 @@ export class StreamThread {
     if (offsets.length === 0) return
     await this.consumer.commit(offsets)
     this.committed(offsets)
+    // Java checkpoints after an at_least_once commit; under EOS only a clean close may (a crash must not trust local state).
+    for (const t of this.tasks.values()) {
+      for (const store of t.stores.values()) store.flush()
+      this.env.directory.checkpoint(t, changelogsOf(t, this.env.topology.internal, this.env.applicationId))
+    }
   }
 
   /** exactly_once_v2: the offsets join the open transaction, which then commits (KIP-447). */
@@ -305,6 +313,7 @@ export class StreamThread {
     this.txnGeneration++
     this.resets++
     this.outbox = []
+    this.outboxChangelog = []
     this.pending.clear()
     this.sendError = undefined
     this.processed.clear()
@@ -358,9 +367,12 @@ export class StreamThread {
     })
   }
 
-  private collector(): RecordCollector {
+  private collector(id: TaskId): RecordCollector {
+    const changelogs = new Set<string>()
+    for (const [name, entry] of this.env.topology.internal.stores) if (entry.builder.loggingEnabled) changelogs.add(`${this.env.applicationId}-${name}-changelog`)
     return {
       send: (r) => {
+        this.outboxChangelog.push(changelogs.has(r.topic) ? id : undefined)
         this.outbox.push({
           topic: r.topic,
           key: r.key,
@@ -381,11 +393,20 @@ export class StreamThread {
     if (this.outbox.length === 0) return
     this.begin()
     const records = this.outbox
+    const owners = this.outboxChangelog
     this.outbox = []
+    this.outboxChangelog = []
     const generation = this.txnGeneration
     const p = this.producer.send(records)
     this.pending.add(p)
-    p.then(() => this.pending.delete(p), (e: unknown) => {
+    p.then((done) => {
+      this.pending.delete(p)
+      if (generation !== this.txnGeneration) return
+      done.forEach((md, i) => {
+        const owner = owners[i]
+        if (owner !== undefined) this.env.directory.advance(owner, `${md.topic}:${md.partition}`, md.offset)
+      })
+    }, (e: unknown) => {
       this.pending.delete(p)
       if (generation !== this.txnGeneration) return
       const errors: (Error | undefined)[] = e instanceof SendError ? e.errors : records.map(() => (e instanceof Error ? e : new Error(String(e))))
@@ -418,7 +439,7 @@ export class StreamThread {
       wallClock: Date.now,
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
-    }, this.collector())
+    }, this.collector(id))
     const changelogs = changelogsOf(task, topology.internal, applicationId)
     const from = this.env.directory.open(id, task, changelogs, this.env.eos)
     this.restoredRecords += await restoreTask(task, changelogs, {
@@ -427,6 +448,7 @@ export class StreamThread {
       lookup: this.consumer,
       readCommitted: this.env.eos,
       from,
+      onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
       ...(this.env.logger ? { logger: this.env.logger } : {}),
     })
     return task
@@ -434,8 +456,9 @@ export class StreamThread {
 
   /** Clean: the state matches what was committed, so it may be checkpointed. Dirty: it may hold aborted writes, so it is wiped. */
   private closeTask(task: StreamTask, clean: boolean): void {
+    if (clean) for (const store of task.stores.values()) store.flush()
     task.close()
-    this.env.directory.close(task, changelogsOf(task, this.env.topology.internal, this.env.applicationId), clean)
+    this.env.directory.close(task, changelogsOf(task, this.env.topology.internal, this.env.applicationId), clean, this.env.eos)
   }
 
   private async assigned(tps: TopicPartition[]): Promise<void> {

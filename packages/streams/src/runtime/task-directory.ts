@@ -19,7 +19,7 @@ export function defaultStateDir(): string {
  */
 export class TaskDirectory {
   private readonly root: string
-  private readonly positions = new Map<StreamTask, Map<string, bigint>>()
+  private readonly positions = new Map<string, Map<string, bigint>>()
 
   constructor(stateDir: string, applicationId: string) {
     this.root = join(stateDir, applicationId)
@@ -42,25 +42,32 @@ export class TaskDirectory {
     const persistent = new Set(changelogs.filter((c) => task.stores.get(c.store)?.persistent === true).map((c) => `${c.topic}:${c.partition}`))
     for (const e of readCheckpoint(file)) if (persistent.has(`${e.topic}:${e.partition}`)) out.set(`${e.topic}:${e.partition}`, e.offset)
     if (eos) deleteCheckpoint(file)
-    this.positions.set(task, out)
+    this.positions.set(id.toString(), new Map(out))
     return out
   }
 
   /** Records the changelog offset a store now holds (the last record written or restored). */
-  advance(task: StreamTask, changelog: string, offset: bigint): void {
-    const m = this.positions.get(task)
+  advance(task: TaskId, changelog: string, offset: bigint): void {
+    const m = this.positions.get(task.toString())
     if (m !== undefined && (m.get(changelog) ?? -1n) < offset) m.set(changelog, offset)
   }
 
-  /** Clean close: checkpoint the persistent stores. Dirty close: drop the checkpoint, so the next owner restores from scratch. */
-  close(task: StreamTask, changelogs: readonly ChangelogPartition[], clean: boolean): void {
+  /**
+   * Clean close: checkpoint the persistent stores. Dirty close: no checkpoint, so the next owner
+   * restores from the start; under exactly_once_v2 the local state may hold aborted writes, so
+   * the whole task directory is wiped (Java's TaskManager closing a task dirty under EOS).
+   */
+  close(task: StreamTask, changelogs: readonly ChangelogPartition[], clean: boolean, eos: boolean): void {
+    if (clean) this.checkpoint(task, changelogs)
+    else if (eos) this.wipe(task.id)
+    else deleteCheckpoint(join(this.taskDir(task.id), CHECKPOINT_FILE))
+    this.positions.delete(task.id.toString())
+  }
+
+  /** Writes the task's checkpoint (after its stores were flushed): at_least_once after each commit, and on every clean close. */
+  checkpoint(task: StreamTask, changelogs: readonly ChangelogPartition[]): void {
     const file = join(this.taskDir(task.id), CHECKPOINT_FILE)
-    const positions = this.positions.get(task)
-    this.positions.delete(task)
-    if (!clean) {
-      deleteCheckpoint(file)
-      return
-    }
+    const positions = this.positions.get(task.id.toString())
     const entries: CheckpointEntry[] = []
     for (const c of changelogs) {
       const offset = positions?.get(`${c.topic}:${c.partition}`)
