@@ -96,7 +96,7 @@ function fileStore(name: string, stateDir: string): StoreBuilder<FileStore> {
   }
 }
 
-/** in -> count per key in a FileStore -> out (String -> Long); the value 'boom' throws. */
+/** in -> count per key in a FileStore -> out (String -> Long); a record with the value 'boom' throws. */
 function counting(prefix: string, stateDir: string): Topology {
   const S = Serdes.String()
   return new Topology()
@@ -237,7 +237,7 @@ describe('local checkpoints (state.dir/<application.id>/<taskId>/.checkpoint)', 
       expect(await latest('c2-out', { a: 2, b: 2 })).toEqual({ a: 2, b: 2 })
       expect(second.restoredRecords).toBe(0)
       expect(existsSync(ckpt)).toBe(false)
-      await lines('c2-in', ['boom'])
+      await producer.send([{ topic: 'c2-in', key: 'a', value: 'boom' }])
       await waitForState(second, 'ERROR')
       expect(existsSync(join(stateDir, 'c2-app', '0_0'))).toBe(false)
 

@@ -90,6 +90,7 @@ export class StreamThread {
   private dying = false
   /** Closing after an error: revocation must not commit anything. */
   private dirty = false
+  private shuttingDown = false
   /** Changelog records applied while restoring, over this thread's life (tests and metrics). */
   restoredRecords = 0
   commits = 0
@@ -145,7 +146,8 @@ export class StreamThread {
 
   /** Clean: commits, checkpoints and leaves the group. Dirty: abandons the open transaction. */
   async shutdown(clean: boolean, timeoutMs = 30_000): Promise<void> {
-    if (!this.machine.to('PENDING_SHUTDOWN')) return
+    if (this.shuttingDown || !this.machine.to('PENDING_SHUTDOWN')) return
+    this.shuttingDown = true
     clearInterval(this.timer)
     // What a failed batch produced never leaves, not even through the revocation that closing the consumer triggers.
     if (!clean) {
@@ -162,6 +164,7 @@ export class StreamThread {
       this.env.logger?.warn({ err: e, thread: this.name }, 'stream thread: the final commit failed, closing dirty')
     } finally {
       if (!clean && this.inTxn) await this.producer.abortTransaction().catch(() => {})
+      this.inTxn = false
       await this.consumer.close({ timeoutMs }).catch(() => {})
       await this.producer.close({ timeoutMs: clean ? timeoutMs : 0 }).catch(() => {})
       for (const [, t] of [...this.tasks, ...this.suspended]) this.closeTask(t, clean)
@@ -499,7 +502,7 @@ export class StreamThread {
   /** The member was dropped from the group: its tasks may already run elsewhere, so nothing is committed and their state is wiped. */
   private async lost(tps: TopicPartition[]): Promise<void> {
     this.machine.to('PARTITIONS_REVOKED')
-    if (this.env.eos) {
+    if (this.env.eos && !this.dirty) {
       await this.recover(new StreamsException(`partitions lost: ${tps.map((tp) => `${tp.topic}-${tp.partition}`).join(', ')}`), false)
       return
     }
