@@ -130,4 +130,34 @@ describe('KafkaStreams exactly_once_v2 on the tidelog broker', () => {
     await waitForState(again, 'RUNNING')
     await again.close()
   })
+
+  it('purges repartition topics after commit (DeleteRecords up to the committed offset, repartition.purge.interval.ms)', async () => {
+    await setup('e4')
+    const app = new KafkaStreams(verifierTopology('e4').build(), verifierConfig(brokers, 'e4-app', { 'state.dir': stateDir, 'repartition.purge.interval.ms': 0 }))
+    await app.start()
+    const sent = batch(0, 60)
+    await send('e4', sent)
+    await readOutputs(brokers, 'e4', 2, (o) => complete(o, sent))
+    const repartition = (await admin.listTopics()).filter((t) => t.startsWith('e4-app-') && t.endsWith('-repartition'))
+    expect(repartition).toEqual(['e4-app-counts-repartition'])
+    const { Consumer } = await import('@tidelog/consumer')
+    const probe = new Consumer({ brokers })
+    try {
+      const tps = [0, 1].map((partition) => ({ topic: repartition[0]!, partition }))
+      const deadline = Date.now() + 30_000
+      let starts: bigint[] = []
+      // Purged once a commit after the records were consumed has gone through: up to everything but the commit markers.
+      while (Date.now() < deadline) {
+        starts = (await probe.beginningOffsets(tps)).map((o) => o.offset)
+        const ends = (await probe.endOffsets(tps)).map((o) => o.offset)
+        if (starts.every((s, i) => s > 0n && ends[i]! - s <= 2n)) break
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      const ends = (await probe.endOffsets(tps)).map((o) => o.offset)
+      expect(starts.every((s, i) => s > 0n && ends[i]! - s <= 2n)).toBe(true)
+    } finally {
+      await probe.close()
+      await app.close()
+    }
+  })
 })
