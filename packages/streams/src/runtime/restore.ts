@@ -1,5 +1,4 @@
-import type { Logger } from '@tidelog/client'
-import { Consumer } from '@tidelog/consumer'
+import type { Consumer } from '@tidelog/consumer'
 
 /** A store the runtime can restore: InMemoryKeyValueStore, or a custom store with the same restore(). */
 interface Restorable {
@@ -25,12 +24,10 @@ export function changelogsOf(task: StreamTask, builder: InternalTopologyBuilder,
 }
 
 export interface RestoreOptions {
-  brokers: string[]
-  clientId: string
-  logger?: Logger
+  /** The thread's restore consumer (Java's restore consumer): assigned the task's changelog partitions while it restores. */
+  reader: Consumer
   /** The main consumer: under exactly_once_v2 it reads committed, so its end offsets are last stable offsets. */
   lookup: Consumer
-  readCommitted: boolean
   /** Per changelog `topic:partition`, the offset of the last record already in the store (from a checkpoint): restoring starts after it. */
   from?: ReadonlyMap<string, bigint>
   /** Told the offset of each changelog record applied (the store's position, for its checkpoint). */
@@ -38,52 +35,57 @@ export interface RestoreOptions {
 }
 
 /**
- * Java's StoreChangelogReader for one task: each logged store reads its changelog partition
- * from the checkpointed offset (or the start) up to the end offset taken now; under
- * exactly_once_v2 both the reader and the end are read_committed, so aborted writes of a
- * crashed or fenced producer are never restored. Returns how many records were applied.
+ * Java's StoreChangelogReader for one task: every logged store reads its changelog partition
+ * (all at once, on the thread's restore consumer) from the checkpointed offset (or the start) up
+ * to the end offset taken now; under exactly_once_v2 both the reader and the end are
+ * read_committed, so aborted writes of a crashed or fenced producer are never restored. Returns
+ * how many records were applied.
  */
 export async function restoreTask(task: StreamTask, changelogs: readonly ChangelogPartition[], o: RestoreOptions): Promise<number> {
-  let restored = 0
-  for (const cl of changelogs) {
-    const store = task.stores.get(cl.store) as unknown as Restorable
-    const tp = { topic: cl.topic, partition: cl.partition }
-    const [end] = await o.lookup.endOffsets([tp])
-    const checkpointed = o.from?.get(`${cl.topic}:${cl.partition}`)
+  if (changelogs.length === 0) return 0
+  const tps = changelogs.map((c) => ({ topic: c.topic, partition: c.partition }))
+  const ends = await o.lookup.endOffsets(tps)
+  const todo = new Map<string, { store: Restorable; start: bigint; end: bigint; tp: { topic: string; partition: number } }>()
+  changelogs.forEach((c, i) => {
+    const key = `${c.topic}:${c.partition}`
+    const checkpointed = o.from?.get(key)
     const start = checkpointed === undefined ? 0n : checkpointed + 1n
-    if (end === undefined || end.offset <= start) continue
-    const reader = new Consumer({
-      brokers: o.brokers,
-      clientId: o.clientId,
-      autoOffsetReset: 'earliest',
-      isolationLevel: o.readCommitted ? 'read_committed' : 'read_uncommitted',
-      ...(o.logger ? { logger: o.logger } : {}),
-    })
-    const ac = new AbortController()
-    // A transactional changelog can end in a commit marker, which no batch delivers: the position says when the end is reached.
-    const watch = setInterval(() => {
-      const p = reader.assigned().length > 0 ? reader.position(tp) : undefined
-      if (p !== undefined && p >= end.offset) ac.abort()
-    }, 25)
-    try {
-      reader.assign([tp])
-      if (start > 0n) reader.seek({ ...tp, offset: start })
-      // By batch position, not record offset: compaction leaves gaps in a changelog.
-      for await (const batch of reader.batches({ signal: ac.signal })) {
-        for (const m of batch.messages) {
-          if (m.offset >= end.offset) break
-          store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
-          restored++
-          o.onApplied?.(`${cl.topic}:${cl.partition}`, m.offset)
-        }
-        if (batch.nextOffset >= end.offset) break
-      }
-    } catch (e) {
-      if (!ac.signal.aborted) throw e
-    } finally {
-      clearInterval(watch)
-      await reader.close()
+    const end = ends[i]?.offset ?? 0n
+    if (end > start) todo.set(key, { store: task.stores.get(c.store) as unknown as Restorable, start, end, tp: tps[i]! })
+  })
+  if (todo.size === 0) return 0
+  let restored = 0
+  const reader = o.reader
+  const ac = new AbortController()
+  const finished = () => [...todo.values()].every((t) => (reader.position(t.tp) ?? -1n) >= t.end)
+  // A transactional changelog can end in a commit marker, which no batch delivers: the positions say when the end is reached.
+  reader.assign([...todo.values()].map((t) => t.tp))
+  const watch = setInterval(() => {
+    if (finished()) ac.abort()
+  }, 20)
+  try {
+    for (const t of todo.values()) {
+      if (t.start > 0n) reader.seek({ ...t.tp, offset: t.start })
+      else await reader.seekToBeginning([t.tp])
     }
+    // By batch position, not record offset: compaction leaves gaps in a changelog.
+    for await (const batch of reader.batches({ signal: ac.signal })) {
+      const t = todo.get(`${batch.topic}:${batch.partition}`)
+      if (t === undefined) continue
+      for (const m of batch.messages) {
+        if (m.offset >= t.end) break
+        t.store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
+        restored++
+        o.onApplied?.(`${batch.topic}:${batch.partition}`, m.offset)
+      }
+      if (batch.nextOffset >= t.end) reader.pause([t.tp])
+      if (finished()) break
+    }
+  } catch (e) {
+    if (!ac.signal.aborted) throw e
+  } finally {
+    clearInterval(watch)
+    reader.assign([])
   }
   return restored
 }

@@ -64,6 +64,8 @@ export class StreamThread {
   readonly name: string
   readonly machine = new Machine(THREAD_STATE_TRANSITIONS, 'CREATED', 'StreamThread')
   private readonly consumer: Consumer
+  /** Java's restore consumer: reads changelogs (read_committed under EOS), assigned only while a task restores. */
+  private readonly restoreConsumer: Consumer
   private producer: Producer
   private readonly tasks = new Map<string, StreamTask>()
   /** Tasks of revoked partitions, kept (committed, clean) until the next assignment says whether they stay (eager rebalancing). */
@@ -110,6 +112,13 @@ export class StreamThread {
       ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
       ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
       ...(env.config['group.instance.id'] ? { groupInstanceId: `${env.config['group.instance.id']}-${index}` } : {}),
+      ...(env.logger ? { logger: env.logger } : {}),
+    })
+    this.restoreConsumer = new Consumer({
+      brokers: env.brokers,
+      clientId: `${this.name}-restore-consumer`,
+      autoOffsetReset: 'earliest',
+      isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
       ...(env.logger ? { logger: env.logger } : {}),
     })
     this.producer = this.newProducer()
@@ -166,6 +175,7 @@ export class StreamThread {
       if (!clean && this.inTxn) await this.producer.abortTransaction().catch(() => {})
       this.inTxn = false
       await this.consumer.close({ timeoutMs }).catch(() => {})
+      await this.restoreConsumer.close().catch(() => {})
       await this.producer.close({ timeoutMs: clean ? timeoutMs : 0 }).catch(() => {})
       for (const [, t] of [...this.tasks, ...this.suspended]) this.closeTask(t, clean)
       this.tasks.clear()
@@ -446,13 +456,10 @@ export class StreamThread {
     const changelogs = changelogsOf(task, topology.internal, applicationId)
     const from = this.env.directory.open(id, task, changelogs, this.env.eos)
     this.restoredRecords += await restoreTask(task, changelogs, {
-      brokers: this.env.brokers,
-      clientId: `${this.name}-restore-consumer`,
+      reader: this.restoreConsumer,
       lookup: this.consumer,
-      readCommitted: this.env.eos,
       from,
       onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
-      ...(this.env.logger ? { logger: this.env.logger } : {}),
     })
     return task
   }
