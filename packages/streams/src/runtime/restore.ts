@@ -24,10 +24,13 @@ export function changelogsOf(task: StreamTask, builder: InternalTopologyBuilder,
 }
 
 export interface RestoreOptions {
-  /** The thread's restore consumer (Java's restore consumer): assigned the task's changelog partitions while it restores. */
+  /**
+   * The thread's restore consumer (Java's restore consumer), read_committed under
+   * exactly_once_v2 (so its end offsets are last stable offsets); assigned the task's changelog
+   * partitions while it restores. It also looks the ends up: the main consumer's connection may
+   * be waiting on a long-poll fetch, which the broker answers first.
+   */
   reader: Consumer
-  /** The main consumer: under exactly_once_v2 it reads committed, so its end offsets are last stable offsets. */
-  lookup: Consumer
   /** Per changelog `topic:partition`, the offset of the last record already in the store (from a checkpoint): restoring starts after it. */
   from?: ReadonlyMap<string, bigint>
   /** Told the offset of each changelog record applied (the store's position, for its checkpoint). */
@@ -44,7 +47,7 @@ export interface RestoreOptions {
 export async function restoreTask(task: StreamTask, changelogs: readonly ChangelogPartition[], o: RestoreOptions): Promise<number> {
   if (changelogs.length === 0) return 0
   const tps = changelogs.map((c) => ({ topic: c.topic, partition: c.partition }))
-  const ends = await o.lookup.endOffsets(tps)
+  const ends = await o.reader.endOffsets(tps)
   const todo = new Map<string, { store: Restorable; start: bigint; end: bigint; tp: { topic: string; partition: number } }>()
   changelogs.forEach((c, i) => {
     const key = `${c.topic}:${c.partition}`

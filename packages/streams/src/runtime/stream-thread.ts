@@ -457,7 +457,6 @@ export class StreamThread {
     const from = this.env.directory.open(id, task, changelogs, this.env.eos)
     this.restoredRecords += await restoreTask(task, changelogs, {
       reader: this.restoreConsumer,
-      lookup: this.consumer,
       from,
       onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
     })
