@@ -63,7 +63,11 @@ describe(`KafkaStreams (at_least_once, exactly_once_v2) on Apache Kafka ${KAFKA_
       expect(seen.echoed).toBe(200)
       expect(seen.counts).toEqual(expected(sent).counts)
       expect(seen.sums).toEqual(expected(sent).sums)
-      expect(app.metadataForLocalThreads().flatMap((x) => x.activeTasks).sort()).toEqual(['0_0', '0_1', '1_0', '1_1'])
+      // A rebalance may still be settling (eager: revoked tasks are briefly on no thread).
+      const settled = Date.now() + 30_000
+      const tasks = () => app.metadataForLocalThreads().flatMap((x) => x.activeTasks).sort()
+      while (tasks().length < 4 && Date.now() < settled) await new Promise((r) => setTimeout(r, 25))
+      expect(tasks()).toEqual(['0_0', '0_1', '1_0', '1_1'])
     } finally {
       await app.close()
       await producer.close()

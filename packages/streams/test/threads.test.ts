@@ -55,6 +55,10 @@ describe('num.stream.threads and the uncaught exception handler', () => {
     expect(seen.counts).toEqual(expected(sent).counts)
     expect(seen.echoed).toBe(80)
 
+    // A rebalance may still be settling (eager: revoked tasks are briefly on no thread), so wait for a stable view.
+    const settled = Date.now() + 30_000
+    const full = () => app.metadataForLocalThreads().flatMap((x) => x.activeTasks).length === 8 && app.metadataForLocalThreads().every((x) => x.activeTasks.length > 0)
+    while (!full() && Date.now() < settled) await new Promise((r) => setTimeout(r, 25))
     const threads = app.metadataForLocalThreads()
     expect(threads.map((x) => x.threadName)).toEqual([1, 2].map((i) => `t1-app-${app.processId}-StreamThread-${i}`))
     expect(threads.map((x) => x.transactionalId)).toEqual([1, 2].map((i) => `t1-app-${app.processId}-${i}`))

@@ -125,8 +125,10 @@ export class KafkaStreams {
       for (const t of internal.internalTopics.keys()) (this.env.repartitionTopics as Set<string>).add(internal.decorate(t, this.applicationId))
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
+      // All threads exist before any starts, so the client is RUNNING only once every one of them is.
       const n = this.config['num.stream.threads'] ?? 1
-      for (let i = 1; i <= n; i++) await this.startThread(i)
+      const created = Array.from({ length: n }, (_, i) => this.createThread(i + 1))
+      for (const t of created) await t.start()
     } catch (e) {
       this.fail(e)
       throw e
@@ -150,10 +152,10 @@ export class KafkaStreams {
     return this.closing
   }
 
-  private async startThread(index: number): Promise<void> {
+  private createThread(index: number): StreamThread {
     const t = new StreamThread(index, this.env, (dead, e) => this.onThreadDeath(dead, e))
     this.threads.set(index, t)
-    await t.start()
+    return t
   }
 
   /** Java's StreamStateListener: any thread rebalancing makes the client REBALANCING; all running makes it RUNNING. */
@@ -181,7 +183,7 @@ export class KafkaStreams {
     if (response === 'REPLACE_THREAD') {
       this.config.logger?.warn({ err: error, thread: thread.name }, 'stream thread died; replacing it (REPLACE_THREAD)')
       this.machine.to('REBALANCING')
-      this.startThread(thread.index).catch((e: unknown) => this.fail(e))
+      this.createThread(thread.index).start().catch((e: unknown) => this.fail(e))
       return
     }
     this.fail(error)
