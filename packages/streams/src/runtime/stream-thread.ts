@@ -493,6 +493,8 @@ export class StreamThread {
   private async revoked(tps: TopicPartition[]): Promise<void> {
     if (this.dirty) return this.lost(tps)
     this.machine.to('PARTITIONS_REVOKED')
+    // A batch fetched before the revocation but not processed yet is stale: after the new assignment the consumer reads from the committed offsets.
+    this.resets++
     // One transaction spans all of the thread's tasks, so revocation commits all of them (as Java's EOS-v2).
     await this.commit()
     const gone = new Set(tps.map((tp) => `${this.env.topicToSub.get(tp.topic)}_${tp.partition}`))
@@ -508,6 +510,7 @@ export class StreamThread {
   /** The member was dropped from the group: its tasks may already run elsewhere, so nothing is committed and their state is wiped. */
   private async lost(tps: TopicPartition[]): Promise<void> {
     this.machine.to('PARTITIONS_REVOKED')
+    this.resets++
     if (this.env.eos && !this.dirty) {
       await this.recover(new StreamsException(`partitions lost: ${tps.map((tp) => `${tp.topic}-${tp.partition}`).join(', ')}`), false)
       return
