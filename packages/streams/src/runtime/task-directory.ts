@@ -35,6 +35,8 @@ export class TaskDirectory {
    * so after a crash the stores are wiped and restored from the start of the committed changelog.
    */
   open(id: TaskId, task: StreamTask, changelogs: readonly ChangelogPartition[], eos: boolean): Map<string, bigint> {
+    // Stateless tasks get no directory (as in Java).
+    if (task.stores.size === 0) return new Map()
     const dir = this.taskDir(id)
     mkdirSync(dir, { recursive: true })
     const file = join(dir, CHECKPOINT_FILE)
@@ -66,6 +68,7 @@ export class TaskDirectory {
 
   /** Writes the task's checkpoint (after its stores were flushed): at_least_once after each commit, and on every clean close. */
   checkpoint(task: StreamTask, changelogs: readonly ChangelogPartition[]): void {
+    if (task.stores.size === 0) return
     const file = join(this.taskDir(task.id), CHECKPOINT_FILE)
     const positions = this.positions.get(task.id.toString())
     const entries: CheckpointEntry[] = []
