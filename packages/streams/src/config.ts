@@ -1,4 +1,4 @@
-import type { Serde } from '@tidelog/client'
+import type { Logger, Serde } from '@tidelog/client'
 
 /** What to do with a record that cannot be deserialized or produced (Java's handler responses). */
 export type HandlerResponse = 'CONTINUE' | 'FAIL'
@@ -24,14 +24,36 @@ export interface StreamsConfig {
   'bootstrap.servers'?: string | string[]
   'default.key.serde'?: Serde<any>
   'default.value.serde'?: Serde<any>
-  /** Only at_least_once is implemented so far. */
-  'processing.guarantee'?: 'at_least_once'
+  /** at_least_once (the default) or exactly_once_v2 (KIP-447: one transactional producer per stream thread). */
+  'processing.guarantee'?: 'at_least_once' | 'exactly_once_v2'
   'commit.interval.ms'?: number
   'num.stream.threads'?: number
   'replication.factor'?: number
   'default.deserialization.exception.handler'?: DeserializationExceptionHandler
   'default.production.exception.handler'?: ProductionExceptionHandler
+  /** Where task directories and their `.checkpoint` files live (default `<os tmpdir>/kafka-streams`, as Java's). */
+  'state.dir'?: string
+  /** Prefix of the clients' ids (default `<application.id>-<processId>`). */
+  'client.id'?: string
+  /** How often repartition topics are purged after a commit (KIP-811; default 30000). */
+  'repartition.purge.interval.ms'?: number
+  /** The transactional producers' transaction.timeout.ms under exactly_once_v2 (Kafka Streams sets 10000). */
+  'transaction.timeout.ms'?: number
+  /** The main consumers' session.timeout.ms (default 45000): how soon a killed instance's tasks move. */
+  'session.timeout.ms'?: number
+  /** The main consumers' heartbeat.interval.ms (default 3000). */
+  'heartbeat.interval.ms'?: number
+  /** Static membership (KIP-345): each thread's consumer joins as `<group.instance.id>-<threadIdx>`, so a restart takes its tasks back without a rebalance. */
+  'group.instance.id'?: string
+  /** Where the clients log (default: silent). */
+  logger?: Logger
 }
+
+/** Java's StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse (SHUTDOWN_APPLICATION is not offered: it needs Kafka Streams' own assignor). */
+export type StreamThreadExceptionResponse = 'REPLACE_THREAD' | 'SHUTDOWN_CLIENT'
+
+/** Java's StreamsUncaughtExceptionHandler: what a stream thread's fatal error does. */
+export type StreamsUncaughtExceptionHandler = (error: unknown) => StreamThreadExceptionResponse
 
 /** The handler's answer, with the built-in names resolved. */
 export function deserializationResponse(h: DeserializationExceptionHandler | undefined, record: { topic: string; partition: number; offset: number }, error: unknown): HandlerResponse {

@@ -55,9 +55,10 @@ describe('KafkaStreams on the tidelog broker (at_least_once)', () => {
     }
   })
 
-  it('refuses a missing application.id and an unimplemented guarantee with StreamsException', () => {
+  it('refuses a missing application.id, an unknown guarantee and a thread count below 1 with StreamsException', () => {
     const t = wordCount().build()
     expect(() => new KafkaStreams(t, { 'bootstrap.servers': brokers })).toThrow(/application.id/)
-    expect(() => new KafkaStreams(t, { 'application.id': 'x', 'bootstrap.servers': brokers, 'processing.guarantee': 'exactly_once_v2' as never })).toThrow(/not implemented/)
+    expect(() => new KafkaStreams(t, { 'application.id': 'x', 'bootstrap.servers': brokers, 'processing.guarantee': 'exactly_once' as never })).toThrow('Invalid value exactly_once for configuration processing.guarantee: String must be one of: at_least_once, exactly_once_v2')
+    expect(() => new KafkaStreams(t, { 'application.id': 'x', 'bootstrap.servers': brokers, 'num.stream.threads': 0 })).toThrow(/num.stream.threads: Value must be at least 1/)
   })
 })

@@ -1,73 +1,79 @@
+import { randomUUID } from 'node:crypto'
 import { Admin } from '@tidelog/client'
-import { Consumer } from '@tidelog/consumer'
-import { Producer, SendError, type ProducerRecord } from '@tidelog/producer'
-import { productionResponse, type StreamsConfig } from '../config.js'
+import type { StreamsConfig, StreamsUncaughtExceptionHandler } from '../config.js'
 import { StreamsException } from '../errors.js'
-import { TaskId } from '../processor.js'
-import { InMemoryKeyValueStore } from '../store.js'
-import { StreamTask, type RecordCollector } from '../internal/task.js'
 import type { Topology } from '../topology.js'
 import { createInternalTopics, planInternalTopics } from './internal-topics.js'
-import { StateMachine, type KafkaStreamsState, type StateListener } from './state.js'
+import { StateMachine, type KafkaStreamsState, type StateListener, type StreamThreadState } from './state.js'
+import { StreamThread, type ThreadEnv, type ThreadMetadata } from './stream-thread.js'
+import { defaultStateDir, TaskDirectory } from './task-directory.js'
 
-interface TopicPartition {
-  topic: string
-  partition: number
-}
+/** Kafka Streams' defaults: commit.interval.ms is 100 under exactly_once_v2, else 30000; producers' transaction.timeout.ms 10000 under EOS. */
+const EOS_COMMIT_INTERVAL_MS = 100
+const ALOS_COMMIT_INTERVAL_MS = 30_000
+const EOS_TRANSACTION_TIMEOUT_MS = 10_000
+/** Java's repartition.purge.interval.ms default (KIP-811). */
+const PURGE_INTERVAL_MS = 30_000
 
 /**
- * Runs a topology against a cluster (Java's KafkaStreams), at_least_once: one consumer in the
- * group `application.id` reads every source topic (the range assignor gives partition p of
- * co-partitioned topics to one member, so a sub-topology's partition p is one task `<sub>_<p>`);
- * one producer writes sinks, repartition topics and changelogs. Each commit first waits for
- * everything sent, then commits the offsets after the last processed records, so a crash
- * re-processes (never loses) what was not committed. Stores are restored from their
- * changelogs when a task is created. One stream thread (num.stream.threads > 1 is not
- * implemented yet).
+ * Runs a topology against a cluster (Java's KafkaStreams): `num.stream.threads` stream
+ * threads, each its own member of the group `application.id` with its own producer and tasks
+ * (one task per sub-topology partition: the range assignor gives partition p of co-partitioned
+ * topics to one member). at_least_once commits offsets after everything sent has been
+ * acknowledged; exactly_once_v2 commits output, changelogs and offsets in one transaction per
+ * thread (see StreamThread). A thread that dies goes to the uncaught exception handler:
+ * REPLACE_THREAD starts a new thread with the same index (so its transactional.id fences the
+ * old one), SHUTDOWN_CLIENT (the default) moves the instance to ERROR.
  */
 export class KafkaStreams {
   private readonly machine = new StateMachine()
   private readonly applicationId: string
   private readonly brokers: string[]
-  private readonly commitIntervalMs: number
   private readonly admin: Admin
-  private readonly producer: Producer
-  private readonly consumer: Consumer
-  private readonly tasks = new Map<string, StreamTask>()
-  /** Next offset to commit per input partition, as `topic:partition`. */
-  private readonly processed = new Map<string, TopicPartition & { offset: bigint }>()
-  private readonly pending = new Set<Promise<unknown>>()
-  private sendError: unknown
-  private loop: Promise<void> | undefined
-  private timer: NodeJS.Timeout | undefined
-  private committing: Promise<void> | undefined
-  private readonly abort = new AbortController()
-  private topicToSub = new Map<string, number>()
-  private groups = new Map<number, string[]>()
+  private readonly threads = new Map<number, StreamThread>()
+  private readonly env: ThreadEnv
+  private handler: StreamsUncaughtExceptionHandler | undefined
   private failure: unknown
+  private closing: Promise<void> | undefined
+  /** Java's processId: new per start of an instance with in-memory state. */
+  readonly processId = randomUUID()
 
   constructor(private readonly topology: Topology, private readonly config: StreamsConfig) {
     const appId = config['application.id']
     if (!appId) throw new StreamsException('Missing required configuration "application.id" which has no default value.')
     const servers = config['bootstrap.servers']
     if (!servers || servers.length === 0) throw new StreamsException('Missing required configuration "bootstrap.servers" which has no default value.')
-    if ((config['processing.guarantee'] ?? 'at_least_once') !== 'at_least_once') throw new StreamsException(`processing.guarantee ${config['processing.guarantee']} is not implemented yet (at_least_once only)`)
-    if ((config['num.stream.threads'] ?? 1) !== 1) throw new StreamsException('num.stream.threads other than 1 is not implemented yet')
+    const guarantee = config['processing.guarantee'] ?? 'at_least_once'
+    if (guarantee !== 'at_least_once' && guarantee !== 'exactly_once_v2') {
+      throw new StreamsException(`Invalid value ${String(guarantee)} for configuration processing.guarantee: String must be one of: at_least_once, exactly_once_v2`)
+    }
+    const threads = config['num.stream.threads'] ?? 1
+    if (!Number.isInteger(threads) || threads < 1) throw new StreamsException(`Invalid value ${threads} for configuration num.stream.threads: Value must be at least 1`)
+    const eos = guarantee === 'exactly_once_v2'
     this.applicationId = appId
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
-    this.commitIntervalMs = config['commit.interval.ms'] ?? 30_000
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
     if (config['default.value.serde'] && !topology.defaults.value) topology.defaults.value = config['default.value.serde']
-    this.admin = new Admin({ brokers: this.brokers, clientId: `${appId}-admin` })
-    this.producer = new Producer({ brokers: this.brokers, clientId: `${appId}-producer` })
-    this.consumer = new Consumer({
+    const clientId = config['client.id'] || `${appId}-${this.processId}`
+    this.admin = new Admin({ brokers: this.brokers, clientId: `${clientId}-admin`, ...(config.logger ? { logger: config.logger } : {}) })
+    this.env = {
+      topology,
+      config,
+      applicationId: appId,
       brokers: this.brokers,
-      clientId: `${appId}-consumer`,
-      groupId: appId,
-      autoOffsetReset: 'earliest',
-      autoCommit: false,
-      assignors: ['range'],
-    })
+      clientId,
+      eos,
+      commitIntervalMs: config['commit.interval.ms'] ?? (eos ? EOS_COMMIT_INTERVAL_MS : ALOS_COMMIT_INTERVAL_MS),
+      purgeIntervalMs: config['repartition.purge.interval.ms'] ?? PURGE_INTERVAL_MS,
+      transactionTimeoutMs: config['transaction.timeout.ms'] ?? EOS_TRANSACTION_TIMEOUT_MS,
+      topicToSub: new Map(),
+      groups: new Map(),
+      repartitionTopics: new Set(),
+      admin: this.admin,
+      directory: new TaskDirectory(config['state.dir'] ?? defaultStateDir(), appId),
+      logger: config.logger,
+      onThreadState: (t, next, old) => this.onThreadState(t, next, old),
+    }
   }
 
   get state(): KafkaStreamsState {
@@ -78,228 +84,109 @@ export class KafkaStreams {
     this.machine.listener = listener
   }
 
+  /** Java's setUncaughtExceptionHandler: decides what a stream thread's fatal error does (default SHUTDOWN_CLIENT). */
+  setUncaughtExceptionHandler(handler: StreamsUncaughtExceptionHandler): void {
+    if (this.state !== 'CREATED') throw new StreamsException('Can only set UncaughtExceptionHandler before calling start(). Current state is: ' + this.state)
+    this.handler = handler
+  }
+
   /** The error that moved the instance to ERROR, if any. */
   get error(): unknown {
     return this.failure
   }
 
-  /** Creates the internal topics, joins the group and starts processing (resolves once subscribed). */
+  /** Java's metadataForLocalThreads(). */
+  metadataForLocalThreads(): ThreadMetadata[] {
+    return [...this.threads.values()].map((t) => t.metadata())
+  }
+
+  /** Changelog records restored by this instance's threads so far (all threads, including replaced ones). */
+  get restoredRecords(): number {
+    return this.restoredByGone + [...this.threads.values()].reduce((n, t) => n + t.restoredRecords, 0)
+  }
+
+  private restoredByGone = 0
+
+  /** Creates the internal topics, starts the stream threads (resolves once each has subscribed). */
   async start(): Promise<void> {
     if (this.state !== 'CREATED') throw new StreamsException(`KafkaStreams is not in CREATED state (it is ${this.state}): start() can only be called once`)
     this.machine.must('REBALANCING')
     try {
       const internal = this.topology.internal
-      this.groups = internal.nodeGroups()
-      for (const [id, names] of this.groups) {
+      const groups = internal.nodeGroups()
+      const topicToSub = this.env.topicToSub as Map<string, number>
+      for (const [id, names] of groups) {
+        (this.env.groups as Map<number, string[]>).set(id, names)
         for (const n of names) {
           const f = internal.nodes.get(n)!
-          if (f.kind === 'source') for (const t of f.topics) this.topicToSub.set(internal.decorate(t, this.applicationId), id)
+          if (f.kind === 'source') for (const t of f.topics) topicToSub.set(internal.decorate(t, this.applicationId), id)
         }
       }
+      for (const t of internal.internalTopics.keys()) (this.env.repartitionTopics as Set<string>).add(internal.decorate(t, this.applicationId))
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
-      await this.consumer.subscribe([...this.topicToSub.keys()], {
-        listener: {
-          onPartitionsAssigned: (tps) => this.assigned(tps),
-          onPartitionsRevoked: (tps) => this.revoked(tps, true),
-          onPartitionsLost: (tps) => this.revoked(tps, false),
-        },
-      })
+      // All threads exist before any starts, so the client is RUNNING only once every one of them is.
+      const n = this.config['num.stream.threads'] ?? 1
+      const created = Array.from({ length: n }, (_, i) => this.createThread(i + 1))
+      for (const t of created) await t.start()
     } catch (e) {
       this.fail(e)
       throw e
     }
-    this.loop = this.run()
-    this.timer = setInterval(() => void this.tick(), Math.min(this.commitIntervalMs, 100))
   }
 
-  /** Commits what was processed and leaves the group; resolves when everything is closed. */
-  async close(options: { timeoutMs?: number } = {}): Promise<void> {
-    if (this.state === 'NOT_RUNNING' || this.state === 'ERROR') return
-    if (this.state === 'PENDING_SHUTDOWN') return this.loop?.then(() => undefined)
+  /** Commits what was processed, checkpoints, leaves the group; resolves when everything is closed. */
+  close(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.closing) return this.closing
+    if (this.state === 'NOT_RUNNING' || this.state === 'ERROR') return Promise.resolve()
     const failed = this.state === 'PENDING_ERROR'
     if (!failed) this.machine.must('PENDING_SHUTDOWN')
-    clearInterval(this.timer)
-    this.abort.abort()
-    await this.loop?.catch(() => {})
-    try {
-      if (!failed) await this.commit()
-    } finally {
-      await this.consumer.close({ timeoutMs: options.timeoutMs ?? 30_000 }).catch(() => {})
-      await this.producer.close({ timeoutMs: options.timeoutMs ?? 30_000 }).catch(() => {})
-      await this.admin.close().catch(() => {})
-      for (const t of this.tasks.values()) t.close()
-      this.tasks.clear()
-      this.machine.to(failed ? 'ERROR' : 'NOT_RUNNING')
-    }
-  }
-
-  private async run(): Promise<void> {
-    try {
-      for await (const batch of this.consumer.batches({ signal: this.abort.signal })) {
-        const task = this.taskFor(batch.topic, batch.partition)
-        for (const m of batch.messages) {
-          task.addRecord({
-            topic: m.topic,
-            partition: m.partition,
-            offset: Number(m.offset),
-            key: m.key === null ? null : Buffer.from(m.key),
-            value: m.value === null ? null : Buffer.from(m.value),
-            timestamp: Number(m.timestamp),
-            headers: m.headers.map((h) => ({ key: h.key, value: h.value === null ? null : Buffer.from(h.value) })),
-          })
-        }
-        while (task.process()) task.maybePunctuateStreamTime()
-        this.drainOutbox()
-        const last = batch.messages[batch.messages.length - 1]
-        if (last) this.processed.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: last.offset + 1n })
-        if (this.sendError) throw this.sendError
-        // ProcessorContext.commit(): honoured right after the batch that asked for it.
-        if (task.commitRequested) {
-          task.commitRequested = false
-          await this.commit()
-        }
-      }
-    } catch (e) {
-      if (!this.abort.signal.aborted) this.fail(e)
-    }
-  }
-
-  /** Wall-clock punctuation and the commit interval, between batches (JS runs one at a time). */
-  private lastCommit = Date.now()
-  private async tick(): Promise<void> {
-    if (this.state !== 'RUNNING' && this.state !== 'REBALANCING') return
-    try {
-      for (const t of this.tasks.values()) t.maybePunctuateSystemTime()
-      this.drainOutbox()
-      if (Date.now() - this.lastCommit >= this.commitIntervalMs) await this.commit()
-    } catch (e) {
-      this.fail(e)
-    }
-  }
-
-  /** Waits for every send, then commits the processed offsets (at_least_once). */
-  private commit(only?: (tp: TopicPartition) => boolean): Promise<void> {
-    const run = async () => {
-      this.lastCommit = Date.now()
-      this.drainOutbox()
-      await this.producer.flush()
-      await Promise.allSettled([...this.pending])
-      if (this.sendError) throw this.sendError
-      const offsets = [...this.processed.values()].filter((o) => only === undefined || only(o))
-      if (offsets.length === 0) return
-      await this.consumer.commit(offsets)
-      for (const o of offsets) if (this.processed.get(`${o.topic}:${o.partition}`) === o) this.processed.delete(`${o.topic}:${o.partition}`)
-    }
-    const next = (this.committing ?? Promise.resolve()).then(run, run)
-    this.committing = next.catch(() => {})
-    return next
-  }
-
-  /** Records the tasks produced since the last hand-over to the producer, in send order. */
-  private outbox: ProducerRecord[] = []
-
-  private collector(_task: TaskId): RecordCollector {
-    return {
-      send: (r) => {
-        this.outbox.push({
-          topic: r.topic,
-          key: r.key,
-          value: r.value,
-          headers: r.headers.map((h) => ({ key: h.key, value: h.value })),
-          timestamp: r.timestamp,
-          ...(r.partition === undefined ? {} : { partition: r.partition }),
-        })
-      },
-    }
-  }
-
-  /**
-   * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
-   * not per record); a record that failed goes through the production exception handler.
-   */
-  private drainOutbox(): void {
-    if (this.outbox.length === 0) return
-    const records = this.outbox
-    this.outbox = []
-    const p = this.producer.send(records)
-    this.pending.add(p)
-    p.then(() => this.pending.delete(p), (e: unknown) => {
-      this.pending.delete(p)
-      const errors: (Error | undefined)[] = e instanceof SendError ? e.errors : records.map(() => (e instanceof Error ? e : new Error(String(e))))
-      errors.forEach((err, i) => {
-        if (err === undefined || this.sendError) return
-        const topic = records[i]!.topic
-        if (productionResponse(this.config['default.production.exception.handler'], { topic }, err) === 'CONTINUE') return
-        this.sendError = new StreamsException(`failed to send a record to ${topic}`, { cause: err })
-      })
-    })
-  }
-
-  private taskFor(topic: string, partition: number): StreamTask {
-    const sub = this.topicToSub.get(topic)
-    if (sub === undefined) throw new StreamsException(`no sub-topology reads ${topic}`)
-    const task = this.tasks.get(`${sub}_${partition}`)
-    if (task === undefined) throw new StreamsException(`task ${sub}_${partition} is not assigned here`)
-    return task
-  }
-
-  private async assigned(tps: TopicPartition[]): Promise<void> {
-    try {
-      for (const tp of tps) {
-        const sub = this.topicToSub.get(tp.topic)!
-        const key = `${sub}_${tp.partition}`
-        if (this.tasks.has(key)) continue
-        const id = new TaskId(sub, tp.partition)
-        const task = new StreamTask(id, this.topology.internal, this.groups.get(sub)!, {
-          applicationId: this.applicationId,
-          ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
-          ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
-          wallClock: Date.now,
-          ...(this.config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: this.config['default.deserialization.exception.handler'] } : {}),
-          ...(this.config['default.production.exception.handler'] ? { productionExceptionHandler: this.config['default.production.exception.handler'] } : {}),
-        }, this.collector(id))
-        this.tasks.set(key, task)
-        await this.restore(task)
-      }
-      this.machine.to('RUNNING')
-    } catch (e) {
-      this.fail(e)
-      throw e
-    }
-  }
-
-  private async revoked(tps: TopicPartition[], commit: boolean): Promise<void> {
-    this.machine.to('REBALANCING')
-    const gone = new Set(tps.map((tp) => `${tp.topic}:${tp.partition}`))
-    if (commit) await this.commit((o) => gone.has(`${o.topic}:${o.partition}`))
-    for (const k of gone) this.processed.delete(k)
-    const subs = new Set(tps.map((tp) => `${this.topicToSub.get(tp.topic)}_${tp.partition}`))
-    for (const k of subs) {
-      this.tasks.get(k)?.close()
-      this.tasks.delete(k)
-    }
-  }
-
-  /** Reads each logged store's changelog partition from the start to its end (Java's restoration). */
-  private async restore(task: StreamTask): Promise<void> {
-    for (const [name, store] of task.stores) {
-      if (!(store instanceof InMemoryKeyValueStore) || !this.topology.internal.stores.get(name)!.builder.loggingEnabled) continue
-      const tp = { topic: `${this.applicationId}-${name}-changelog`, partition: task.id.partition }
-      const [end] = await this.consumer.endOffsets([tp])
-      if (end === undefined || end.offset === 0n) continue
-      const reader = new Consumer({ brokers: this.brokers, clientId: `${this.applicationId}-restore-consumer`, autoOffsetReset: 'earliest' })
+    this.closing = (async () => {
       try {
-        reader.assign([tp])
-        // By batch position, not record offset: compaction leaves gaps in a changelog.
-        for await (const batch of reader.batches()) {
-          for (const m of batch.messages) store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
-          if (batch.nextOffset >= end.offset) break
-        }
+        await Promise.all([...this.threads.values()].map((t) => t.shutdown(!failed, options.timeoutMs ?? 30_000)))
       } finally {
-        await reader.close()
+        await this.admin.close().catch(() => {})
+        this.machine.to(failed ? 'ERROR' : 'NOT_RUNNING')
       }
+    })()
+    return this.closing
+  }
+
+  private createThread(index: number): StreamThread {
+    const t = new StreamThread(index, this.env, (dead, e) => this.onThreadDeath(dead, e))
+    this.threads.set(index, t)
+    return t
+  }
+
+  /** Java's StreamStateListener: any thread rebalancing makes the client REBALANCING; all running makes it RUNNING. */
+  private onThreadState(_t: StreamThread, next: StreamThreadState, _old: StreamThreadState): void {
+    if (next === 'PARTITIONS_REVOKED' || next === 'PARTITIONS_ASSIGNED') this.machine.to('REBALANCING')
+    else if (next === 'RUNNING') {
+      const live = [...this.threads.values()].filter((x) => x.machine.state !== 'DEAD' && x.machine.state !== 'PENDING_SHUTDOWN')
+      if (live.every((x) => x.machine.state === 'RUNNING')) this.machine.to('RUNNING')
     }
+  }
+
+  private onThreadDeath(thread: StreamThread, error: unknown): void {
+    if (this.threads.get(thread.index) === thread) {
+      this.threads.delete(thread.index)
+      this.restoredByGone += thread.restoredRecords
+    }
+    if (this.state === 'PENDING_SHUTDOWN' || this.state === 'NOT_RUNNING' || this.state === 'PENDING_ERROR' || this.state === 'ERROR') return
+    let response: string
+    try {
+      response = this.handler ? this.handler(error) : 'SHUTDOWN_CLIENT'
+    } catch (e) {
+      this.config.logger?.error({ err: e }, 'the uncaught exception handler threw; shutting down the client')
+      response = 'SHUTDOWN_CLIENT'
+    }
+    if (response === 'REPLACE_THREAD') {
+      this.config.logger?.warn({ err: error, thread: thread.name }, 'stream thread died; replacing it (REPLACE_THREAD)')
+      this.machine.to('REBALANCING')
+      this.createThread(thread.index).start().catch((e: unknown) => this.fail(e))
+      return
+    }
+    this.fail(error)
   }
 
   private fail(e: unknown): void {

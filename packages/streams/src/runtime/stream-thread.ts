@@ -1,0 +1,524 @@
+import type { Admin, Logger } from '@tidelog/client'
+import { Consumer } from '@tidelog/consumer'
+import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
+import { productionResponse, type StreamsConfig } from '../config.js'
+import { StreamsException } from '../errors.js'
+import { TaskId } from '../processor.js'
+import { StreamTask, type RecordCollector } from '../internal/task.js'
+import type { Topology } from '../topology.js'
+import { isTaskMigrated } from './migrated.js'
+import { TaskDirectory } from './task-directory.js'
+import { Machine, THREAD_STATE_TRANSITIONS, type StreamThreadState } from './state.js'
+import { changelogsOf, restoreTask } from './restore.js'
+
+interface TopicPartition {
+  topic: string
+  partition: number
+}
+
+/** What every thread of one KafkaStreams instance shares. */
+export interface ThreadEnv {
+  topology: Topology
+  config: StreamsConfig
+  applicationId: string
+  brokers: string[]
+  /** `<applicationId>-<processId>` (Java's client id when client.id is not set). */
+  clientId: string
+  eos: boolean
+  commitIntervalMs: number
+  purgeIntervalMs: number
+  transactionTimeoutMs: number
+  topicToSub: ReadonlyMap<string, number>
+  groups: ReadonlyMap<number, string[]>
+  /** Decorated names of the repartition topics, purged after commit. */
+  repartitionTopics: ReadonlySet<string>
+  admin: Admin
+  directory: TaskDirectory
+  logger: Logger | undefined
+  onThreadState(thread: StreamThread, next: StreamThreadState, old: StreamThreadState): void
+}
+
+/** Java's ThreadMetadata, plus the transactional id under exactly_once_v2. */
+export interface ThreadMetadata {
+  threadName: string
+  threadState: StreamThreadState
+  activeTasks: string[]
+  consumerClientId: string
+  producerClientIds: string[]
+  transactionalId: string | undefined
+}
+
+/**
+ * One stream thread (Java's StreamThread): its own consumer in the application's group, its
+ * own producer and its tasks. Node runs JavaScript on one event loop, so threads are
+ * concurrent, not parallel: each is an independent client set whose I/O overlaps the others'.
+ *
+ * exactly_once_v2 (KIP-447): the producer is transactional with `transactional.id`
+ * `<applicationId>-<processId>-<threadIdx>`; sinks, repartition topics and changelogs are
+ * written in one transaction per commit interval, which also carries the consumed offsets with
+ * the consumer's group metadata. A fencing, a stale generation or an abortable send aborts the
+ * transaction and revives every task (Java's TaskManager: closed dirty, state wiped, restored
+ * from the committed changelog, input rewound to the committed offsets).
+ */
+export class StreamThread {
+  readonly name: string
+  readonly machine = new Machine(THREAD_STATE_TRANSITIONS, 'CREATED', 'StreamThread')
+  private readonly consumer: Consumer
+  /** Java's restore consumer: reads changelogs (read_committed under EOS), assigned only while a task restores. */
+  private readonly restoreConsumer: Consumer
+  private producer: Producer
+  private readonly tasks = new Map<string, StreamTask>()
+  /** Tasks of revoked partitions, kept (committed, clean) until the next assignment says whether they stay (eager rebalancing). */
+  private readonly suspended = new Map<string, StreamTask>()
+  private readonly processed = new Map<string, TopicPartition & { offset: bigint }>()
+  private readonly pending = new Set<Promise<unknown>>()
+  private outbox: ProducerRecord[] = []
+  /** For each outbox record, the task whose store wrote it to a changelog (its checkpoint position moves). */
+  private outboxChangelog: (TaskId | undefined)[] = []
+  private sendError: unknown
+  private inTxn = false
+  /** Bumped when a transaction is abandoned: errors of its sends no longer matter. */
+  private txnGeneration = 0
+  /** Bumped when the input is rewound: a batch fetched before then is stale. */
+  private resets = 0
+  private chain: Promise<unknown> = Promise.resolve()
+  private active = 0
+  private loop: Promise<void> | undefined
+  private timer: NodeJS.Timeout | undefined
+  private readonly abort = new AbortController()
+  private lastCommit = Date.now()
+  private lastPurge = Date.now()
+  private readonly purgeable = new Map<string, TopicPartition & { offset: bigint }>()
+  private dying = false
+  /** Closing after an error: revocation must not commit anything. */
+  private dirty = false
+  private shuttingDown = false
+  /** Changelog records applied while restoring, over this thread's life (tests and metrics). */
+  restoredRecords = 0
+  commits = 0
+  recoveries = 0
+
+  constructor(readonly index: number, private readonly env: ThreadEnv, private readonly onDeath: (thread: StreamThread, error: unknown) => void) {
+    this.name = `${env.clientId}-StreamThread-${index}`
+    this.machine.listener = (next, old) => env.onThreadState(this, next, old)
+    this.consumer = new Consumer({
+      brokers: env.brokers,
+      clientId: `${this.name}-consumer`,
+      groupId: env.applicationId,
+      autoOffsetReset: 'earliest',
+      autoCommit: false,
+      assignors: ['range'],
+      isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
+      ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
+      ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
+      ...(env.config['group.instance.id'] ? { groupInstanceId: `${env.config['group.instance.id']}-${index}` } : {}),
+      ...(env.logger ? { logger: env.logger } : {}),
+    })
+    this.restoreConsumer = new Consumer({
+      brokers: env.brokers,
+      clientId: `${this.name}-restore-consumer`,
+      autoOffsetReset: 'earliest',
+      isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
+      ...(env.logger ? { logger: env.logger } : {}),
+    })
+    this.producer = this.newProducer()
+  }
+
+  get transactionalId(): string | undefined {
+    return this.env.eos ? `${this.env.clientId}-${this.index}` : undefined
+  }
+
+  metadata(): ThreadMetadata {
+    return {
+      threadName: this.name,
+      threadState: this.machine.state,
+      activeTasks: [...this.tasks.keys()].sort(),
+      consumerClientId: `${this.name}-consumer`,
+      producerClientIds: [`${this.name}-producer`],
+      transactionalId: this.transactionalId,
+    }
+  }
+
+  async start(): Promise<void> {
+    this.machine.must('STARTING')
+    if (this.env.eos) await this.producer.initTransactions()
+    await this.consumer.subscribe([...this.env.topicToSub.keys()], {
+      listener: {
+        onPartitionsAssigned: (tps) => this.serial(() => this.assigned(tps)),
+        onPartitionsRevoked: (tps) => this.serial(() => this.revoked(tps)),
+        onPartitionsLost: (tps) => this.serial(() => this.lost(tps)),
+      },
+    })
+    this.loop = this.run()
+    this.timer = setInterval(() => void this.tick(), Math.max(1, Math.min(this.env.commitIntervalMs, 100)))
+  }
+
+  /** Clean: commits, checkpoints and leaves the group. Dirty: abandons the open transaction. */
+  async shutdown(clean: boolean, timeoutMs = 30_000): Promise<void> {
+    if (this.shuttingDown || !this.machine.to('PENDING_SHUTDOWN')) return
+    this.shuttingDown = true
+    clearInterval(this.timer)
+    // What a failed batch produced never leaves, not even through the revocation that closing the consumer triggers.
+    if (!clean) {
+      this.dirty = true
+      this.outbox = []
+      this.outboxChangelog = []
+    }
+    this.abort.abort()
+    await this.loop?.catch(() => {})
+    try {
+      if (clean) await this.serial(() => this.commit())
+    } catch (e) {
+      clean = false
+      this.env.logger?.warn({ err: e, thread: this.name }, 'stream thread: the final commit failed, closing dirty')
+    } finally {
+      if (!clean && this.inTxn) await this.producer.abortTransaction().catch(() => {})
+      this.inTxn = false
+      await this.consumer.close({ timeoutMs }).catch(() => {})
+      await this.restoreConsumer.close().catch(() => {})
+      await this.producer.close({ timeoutMs: clean ? timeoutMs : 0 }).catch(() => {})
+      for (const [, t] of [...this.tasks, ...this.suspended]) this.closeTask(t, clean)
+      this.tasks.clear()
+      this.suspended.clear()
+      this.machine.to('DEAD')
+    }
+  }
+
+  /** Runs transactional work one piece at a time: commits, recoveries and rebalance steps never overlap processing. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    this.active++
+    const next = this.chain.then(fn, fn)
+    this.chain = next.catch(() => {}).finally(() => this.active--)
+    return next
+  }
+
+  private async idle(): Promise<void> {
+    while (this.active > 0) await this.chain
+  }
+
+  private async run(): Promise<void> {
+    try {
+      for await (const batch of this.consumer.batches({ signal: this.abort.signal })) {
+        const seen = this.resets
+        await this.idle()
+        if (this.resets !== seen || this.abort.signal.aborted) continue
+        const task = this.taskFor(batch.topic, batch.partition)
+        // Fetched before its partition was revoked: the next owner reads it from the committed offset.
+        if (task === undefined) continue
+        for (const m of batch.messages) {
+          task.addRecord({
+            topic: m.topic,
+            partition: m.partition,
+            offset: Number(m.offset),
+            key: m.key === null ? null : Buffer.from(m.key),
+            value: m.value === null ? null : Buffer.from(m.value),
+            timestamp: Number(m.timestamp),
+            headers: m.headers.map((h) => ({ key: h.key, value: h.value === null ? null : Buffer.from(h.value) })),
+          })
+        }
+        while (task.process()) task.maybePunctuateStreamTime()
+        this.drainOutbox()
+        const last = batch.messages[batch.messages.length - 1]
+        if (last) this.processed.set(`${batch.topic}:${batch.partition}`, { topic: batch.topic, partition: batch.partition, offset: last.offset + 1n })
+        // ProcessorContext.commit() is honoured right after the batch that asked for it.
+        if (task.commitRequested || this.sendError !== undefined || Date.now() - this.lastCommit >= this.env.commitIntervalMs) {
+          task.commitRequested = false
+          await this.serial(() => this.commit())
+        }
+      }
+    } catch (e) {
+      if (!this.abort.signal.aborted) this.die(e)
+    }
+  }
+
+  /** Wall-clock punctuation and the commit interval while no records arrive. */
+  private async tick(): Promise<void> {
+    const s = this.machine.state
+    if (this.active > 0 || (s !== 'RUNNING' && s !== 'PARTITIONS_ASSIGNED')) return
+    try {
+      for (const t of this.tasks.values()) t.maybePunctuateSystemTime()
+      this.drainOutbox()
+      if (Date.now() - this.lastCommit >= this.env.commitIntervalMs) await this.serial(() => this.commit())
+    } catch (e) {
+      this.die(e)
+    }
+  }
+
+  private die(e: unknown): void {
+    if (this.dying) return
+    this.dying = true
+    void this.shutdown(false).finally(() => this.onDeath(this, e))
+  }
+
+  /** Commits what was processed; under exactly_once_v2 a task-migrated error aborts and revives instead of failing. */
+  private async commit(): Promise<void> {
+    try {
+      await (this.env.eos ? this.commitTransaction() : this.commitOffsets())
+    } catch (e) {
+      if (!this.env.eos || !isTaskMigrated(e)) throw e
+      await this.recover(e)
+      return
+    }
+    this.commits++
+    this.maybePurge()
+  }
+
+  private takeOffsets(): (TopicPartition & { offset: bigint })[] {
+    return [...this.processed.values()]
+  }
+
+  private committed(offsets: readonly (TopicPartition & { offset: bigint })[]): void {
+    for (const o of offsets) {
+      const k = `${o.topic}:${o.partition}`
+      if (this.processed.get(k) === o) this.processed.delete(k)
+      if (this.env.repartitionTopics.has(o.topic)) this.purgeable.set(k, o)
+    }
+  }
+
+  /** at_least_once: waits for every send, then commits the offsets after the processed records. */
+  private async commitOffsets(): Promise<void> {
+    this.lastCommit = Date.now()
+    this.drainOutbox()
+    await this.producer.flush()
+    await Promise.allSettled([...this.pending])
+    if (this.sendError) throw this.sendError
+    const offsets = this.takeOffsets()
+    if (offsets.length === 0) return
+    await this.consumer.commit(offsets)
+    this.committed(offsets)
+    // Java checkpoints after an at_least_once commit; under EOS only a clean close may (a crash must not trust local state).
+    for (const t of this.tasks.values()) {
+      for (const store of t.stores.values()) store.flush()
+      this.env.directory.checkpoint(t, changelogsOf(t, this.env.topology.internal, this.env.applicationId))
+    }
+  }
+
+  /** exactly_once_v2: the offsets join the open transaction, which then commits (KIP-447). */
+  private async commitTransaction(): Promise<void> {
+    this.lastCommit = Date.now()
+    this.drainOutbox()
+    if (this.sendError) throw this.sendError
+    const offsets = this.takeOffsets()
+    if (offsets.length === 0 && !this.inTxn) return
+    this.begin()
+    if (offsets.length > 0) await this.producer.sendOffsetsToTransaction(offsets, this.consumer.groupMetadata())
+    await this.producer.commitTransaction()
+    this.inTxn = false
+    if (this.sendError) throw this.sendError
+    this.committed(offsets)
+  }
+
+  private begin(): void {
+    if (!this.env.eos || this.inTxn) return
+    this.producer.beginTransaction()
+    this.inTxn = true
+  }
+
+  /**
+   * Java's TaskManager on TaskMigratedException / TaskCorruptedException under EOS: abort the
+   * transaction (a fenced producer is replaced instead: it can only be closed), close every task
+   * dirty, wipe its state, restore it from the committed changelog, and rewind the input to the
+   * committed offsets so nothing of the aborted transaction counts.
+   */
+  private async recover(cause: unknown, revive = true): Promise<void> {
+    this.recoveries++
+    this.env.logger?.warn({ err: cause, thread: this.name }, 'stream thread: aborting the transaction and reviving its tasks')
+    this.txnGeneration++
+    this.resets++
+    this.outbox = []
+    this.outboxChangelog = []
+    this.pending.clear()
+    this.sendError = undefined
+    this.processed.clear()
+    let replace = isFatalForTransactions(cause)
+    if (this.inTxn && !replace) {
+      try {
+        await this.producer.abortTransaction()
+      } catch (e) {
+        this.env.logger?.warn({ err: e, thread: this.name }, 'stream thread: abort failed, replacing the producer')
+        replace = true
+      }
+    }
+    this.inTxn = false
+    if (replace) {
+      await this.producer.close({ timeoutMs: 0 }).catch(() => {})
+      this.producer = this.newProducer()
+      await this.producer.initTransactions()
+    }
+    for (const [key, t] of this.tasks) {
+      this.closeTask(t, false)
+      if (revive) this.tasks.set(key, await this.createTask(t.id))
+      else this.tasks.delete(key)
+    }
+    if (!revive) return
+    const parts = this.consumer.assigned()
+    if (parts.length === 0) return
+    for (const c of await this.consumer.committed(parts)) {
+      if (c.offset >= 0n) this.consumer.seek({ topic: c.topic, partition: c.partition, offset: c.offset })
+      else await this.consumer.seekToBeginning([{ topic: c.topic, partition: c.partition }])
+    }
+  }
+
+  /** Java's repartition purge (KIP-811 repartition.purge.interval.ms): records before the committed offset are no longer needed. */
+  private maybePurge(): void {
+    if (this.purgeable.size === 0 || Date.now() - this.lastPurge < this.env.purgeIntervalMs) return
+    this.lastPurge = Date.now()
+    const requests = [...this.purgeable.values()]
+    this.purgeable.clear()
+    this.env.admin.deleteRecords(requests).catch((e: unknown) => {
+      this.env.logger?.warn({ err: e, thread: this.name }, 'stream thread: purging repartition topics failed; the next commit tries again')
+    })
+  }
+
+  private newProducer(): Producer {
+    const txnId = this.transactionalId
+    return new Producer({
+      brokers: this.env.brokers,
+      clientId: `${this.name}-producer`,
+      ...(txnId === undefined ? {} : { transactionalId: txnId, transactionTimeoutMs: this.env.transactionTimeoutMs }),
+      ...(this.env.logger ? { logger: this.env.logger } : {}),
+    })
+  }
+
+  private collector(id: TaskId): RecordCollector {
+    const changelogs = new Set<string>()
+    for (const [name, entry] of this.env.topology.internal.stores) if (entry.builder.loggingEnabled) changelogs.add(`${this.env.applicationId}-${name}-changelog`)
+    return {
+      send: (r) => {
+        this.outboxChangelog.push(changelogs.has(r.topic) ? id : undefined)
+        this.outbox.push({
+          topic: r.topic,
+          key: r.key,
+          value: r.value,
+          headers: r.headers.map((h) => ({ key: h.key, value: h.value })),
+          timestamp: r.timestamp,
+          ...(r.partition === undefined ? {} : { partition: r.partition }),
+        })
+      },
+    }
+  }
+
+  /**
+   * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
+   * not per record); a record that failed goes through the production exception handler.
+   */
+  private drainOutbox(): void {
+    if (this.outbox.length === 0) return
+    this.begin()
+    const records = this.outbox
+    const owners = this.outboxChangelog
+    this.outbox = []
+    this.outboxChangelog = []
+    const generation = this.txnGeneration
+    const p = this.producer.send(records)
+    this.pending.add(p)
+    p.then((done) => {
+      this.pending.delete(p)
+      if (generation !== this.txnGeneration) return
+      done.forEach((md, i) => {
+        const owner = owners[i]
+        if (owner !== undefined) this.env.directory.advance(owner, `${md.topic}:${md.partition}`, md.offset)
+      })
+    }, (e: unknown) => {
+      this.pending.delete(p)
+      if (generation !== this.txnGeneration) return
+      const errors: (Error | undefined)[] = e instanceof SendError ? e.errors : records.map(() => (e instanceof Error ? e : new Error(String(e))))
+      errors.forEach((err, i) => {
+        if (err === undefined || this.sendError) return
+        const topic = records[i]!.topic
+        // Under EOS a fenced producer is not the handler's business: the tasks migrate (as Java's RecordCollectorImpl).
+        if (this.env.eos && isTaskMigrated(err)) {
+          this.sendError = err
+          return
+        }
+        if (productionResponse(this.env.config['default.production.exception.handler'], { topic }, err) === 'CONTINUE') return
+        this.sendError = new StreamsException(`failed to send a record to ${topic}`, { cause: err })
+      })
+    })
+  }
+
+  private taskFor(topic: string, partition: number): StreamTask | undefined {
+    const sub = this.env.topicToSub.get(topic)
+    if (sub === undefined) throw new StreamsException(`no sub-topology reads ${topic}`)
+    return this.tasks.get(`${sub}_${partition}`)
+  }
+
+  private async createTask(id: TaskId): Promise<StreamTask> {
+    const { topology, config, applicationId } = this.env
+    const task = new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
+      applicationId,
+      ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
+      ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
+      wallClock: Date.now,
+      ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
+      ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
+    }, this.collector(id))
+    const changelogs = changelogsOf(task, topology.internal, applicationId)
+    const from = this.env.directory.open(id, task, changelogs, this.env.eos)
+    this.restoredRecords += await restoreTask(task, changelogs, {
+      reader: this.restoreConsumer,
+      from,
+      onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
+    })
+    return task
+  }
+
+  /** Clean: the state matches what was committed, so it may be checkpointed. Dirty: it may hold aborted writes, so it is wiped. */
+  private closeTask(task: StreamTask, clean: boolean): void {
+    if (clean) for (const store of task.stores.values()) store.flush()
+    task.close()
+    this.env.directory.close(task, changelogsOf(task, this.env.topology.internal, this.env.applicationId), clean, this.env.eos)
+  }
+
+  private async assigned(tps: TopicPartition[]): Promise<void> {
+    this.machine.to('PARTITIONS_ASSIGNED')
+    const wanted = new Set(tps.map((tp) => `${this.env.topicToSub.get(tp.topic)!}_${tp.partition}`))
+    for (const [key, t] of this.suspended) {
+      if (!wanted.has(key)) this.closeTask(t, true)
+    }
+    for (const key of wanted) {
+      if (this.tasks.has(key)) continue
+      const kept = this.suspended.get(key)
+      if (kept !== undefined) {
+        this.tasks.set(key, kept)
+        continue
+      }
+      const [sub, partition] = key.split('_').map(Number) as [number, number]
+      this.tasks.set(key, await this.createTask(new TaskId(sub, partition)))
+    }
+    this.suspended.clear()
+    this.machine.to('RUNNING')
+  }
+
+  private async revoked(tps: TopicPartition[]): Promise<void> {
+    if (this.dirty) return this.lost(tps)
+    this.machine.to('PARTITIONS_REVOKED')
+    // A batch fetched before the revocation but not processed yet is stale: after the new assignment the consumer reads from the committed offsets.
+    this.resets++
+    // One transaction spans all of the thread's tasks, so revocation commits all of them (as Java's EOS-v2).
+    await this.commit()
+    const gone = new Set(tps.map((tp) => `${this.env.topicToSub.get(tp.topic)}_${tp.partition}`))
+    for (const tp of tps) this.processed.delete(`${tp.topic}:${tp.partition}`)
+    for (const key of gone) {
+      const t = this.tasks.get(key)
+      if (t === undefined) continue
+      this.tasks.delete(key)
+      this.suspended.set(key, t)
+    }
+  }
+
+  /** The member was dropped from the group: its tasks may already run elsewhere, so nothing is committed and their state is wiped. */
+  private async lost(tps: TopicPartition[]): Promise<void> {
+    this.machine.to('PARTITIONS_REVOKED')
+    this.resets++
+    if (this.env.eos && !this.dirty) {
+      await this.recover(new StreamsException(`partitions lost: ${tps.map((tp) => `${tp.topic}-${tp.partition}`).join(', ')}`), false)
+      return
+    }
+    for (const [key, t] of this.tasks) {
+      this.closeTask(t, false)
+      this.tasks.delete(key)
+    }
+    this.processed.clear()
+  }
+}
