@@ -88,6 +88,8 @@ export class StreamTask {
   private current: RecordMetadata | undefined
   private currentTimestamp = 0
   commitRequested = false
+  /** Records skipped by processors or exception handlers (Java's dropped-records-total of the task). */
+  droppedRecords = 0
 
   constructor(
     readonly id: TaskId,
@@ -164,6 +166,7 @@ export class StreamTask {
       value = raw.value === null ? null : deserializeSync(this.serde(f.valueSerde, false, source.factory.name), raw.value, false, raw.topic)
     } catch (e) {
       if (deserializationResponse(this.config.deserializationExceptionHandler, raw, e) === 'CONTINUE') {
+        this.droppedRecords++
         this.config.onDropped?.('deserialization', e)
         return true
       }
@@ -256,6 +259,7 @@ export class StreamTask {
       value = record.value === null || record.value === undefined ? null : serializeSync(this.serde(f.valueSerde, false, f.name), record.value, false, topic)
     } catch (e) {
       if (productionResponse(this.config.productionExceptionHandler, { topic }, e) === 'CONTINUE') {
+        this.droppedRecords++
         this.config.onDropped?.('serialization', e)
         return
       }
@@ -290,6 +294,7 @@ export class StreamTask {
       currentStreamTimeMs: () => task.streamTime,
       currentSystemTimeMs: () => task.config.wallClock(),
       commit: () => { task.commitRequested = true },
+      recordDropped: () => { task.droppedRecords++ },
     }
   }
 }

@@ -7,6 +7,8 @@ import { deserializeSync, InMemoryKeyValueStore, serializeSync, type KeyValue, t
 import { RecordQueue, StreamTask, type RawRecord } from '../internal/task.js'
 import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
+import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../windows/window-store.js'
+import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -111,6 +113,28 @@ export class TopologyTestDriver {
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.task.stores.get(name)
     return s instanceof InMemoryKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
+  }
+
+  /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */
+  getWindowStore<K, V>(name: string): ReturnType<typeof windowValuesOnly<K, V>> | WindowStore<K, V> | undefined {
+    const s = this.task.stores.get(name)
+    if (!(s instanceof InMemoryWindowStore)) return undefined
+    return s.timestamped ? windowValuesOnly<K, V>(s as InMemoryWindowStore<K, ValueAndTimestamp<V>>) : (s as WindowStore<K, V>)
+  }
+
+  getTimestampedWindowStore<K, V>(name: string): WindowStore<K, ValueAndTimestamp<V>> | undefined {
+    const s = this.task.stores.get(name)
+    return s instanceof InMemoryWindowStore && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
+  }
+
+  getSessionStore<K, V>(name: string): SessionStore<K, V> | undefined {
+    const s = this.task.stores.get(name)
+    return s instanceof InMemorySessionStore ? (s as SessionStore<K, V>) : undefined
+  }
+
+  /** The task's metrics Java's driver exposes that we keep: dropped-records-total (late, null-key and skipped records). */
+  metrics(): { name: string; group: string; tags: { [k: string]: string }; value: number }[] {
+    return [{ name: 'dropped-records-total', group: 'stream-task-metrics', tags: { 'thread-id': 'main', 'task-id': this.task.id.toString() }, value: this.task.droppedRecords }]
   }
 
   /** Every topic the topology wrote to, including repartition and changelog topics. */
