@@ -38,6 +38,8 @@ export interface ProcessorContext<KOut = unknown, VOut = unknown> {
   commit(): void
   /** Counts a record the processor skipped (Java's task-level dropped-records sensor). */
   recordDropped?(): void
+  /** The application's configuration (Java's ProcessorContext#appConfigs), including internal `__...__` settings. */
+  appConfigs?(): Readonly<{ [key: string]: unknown }>
 }
 
 /** Java's org.apache.kafka.streams.processor.api.Processor. */

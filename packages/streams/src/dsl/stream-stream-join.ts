@@ -183,8 +183,12 @@ interface TimeTracker {
   nextTimeToEmit: number
 }
 
-/** Java's default __emit.interval.ms.kstreams.outer.join.spurious.results.fix__: non-joined records are looked for at most once a second of wall-clock time. */
-const EMIT_INTERVAL_MS = 1000
+/**
+ * Java's internal __emit.interval.ms.kstreams.outer.join.spurious.results.fix__ (default 1000):
+ * non-joined records are looked for at most once per interval of wall-clock time. Java's
+ * TopologyTestDriver sets it to 0, and so does ours.
+ */
+export const OUTER_JOIN_EMIT_INTERVAL_CONFIG = '__emit.interval.ms.kstreams.outer.join.spurious.results.fix__'
 
 interface SideParams {
   otherStore: string
@@ -215,6 +219,7 @@ function joinSide(p: SideParams): ProcessorSupplier<unknown, unknown, unknown, u
     let other!: WindowStore<unknown, unknown>
     let outerStore: OuterJoinStore | undefined
     let tracker!: TimeTracker
+    let emitInterval = 1000
 
     const windowOpen = (left: boolean) => tracker.minTime + (left ? p.windows.afterMs : p.windows.beforeMs) + grace >= tracker.streamTime
 
@@ -223,7 +228,7 @@ function joinSide(p: SideParams): ProcessorSupplier<unknown, unknown, unknown, u
       if (tracker.minTime + p.afterMs + grace >= tracker.streamTime) return
       const now = ctx.currentSystemTimeMs()
       if (now < tracker.nextTimeToEmit) return
-      tracker.nextTimeToEmit = now + EMIT_INTERVAL_MS
+      tracker.nextTimeToEmit = now + emitInterval
       tracker.minTime = Number.MAX_SAFE_INTEGER
       let leftOpen = false
       let rightOpen = false
@@ -249,6 +254,8 @@ function joinSide(p: SideParams): ProcessorSupplier<unknown, unknown, unknown, u
         ctx = c
         other = c.getStateStore(p.otherStore)
         if (p.outerStore !== undefined) outerStore = c.getStateStore<OuterJoinStore>(p.outerStore)
+        const configured = c.appConfigs?.()[OUTER_JOIN_EMIT_INTERVAL_CONFIG]
+        if (configured !== undefined) emitInterval = Number(configured)
         const task = c.taskId.toString()
         let t = p.trackers.get(task)
         if (t === undefined) {

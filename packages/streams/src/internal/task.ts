@@ -34,6 +34,8 @@ export interface TaskConfig {
   productionExceptionHandler?: ProductionExceptionHandler
   /** Records skipped by a handler answering CONTINUE (Java's dropped-records metric). */
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
+  /** What ProcessorContext#appConfigs returns (Java's application configs, internal ones included). */
+  appConfigs?: Readonly<{ [key: string]: unknown }>
 }
 
 /** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
@@ -295,6 +297,7 @@ export class StreamTask {
       currentSystemTimeMs: () => task.config.wallClock(),
       commit: () => { task.commitRequested = true },
       recordDropped: () => { task.droppedRecords++ },
+      appConfigs: () => task.config.appConfigs ?? {},
     }
   }
 }

@@ -27,6 +27,7 @@ interface Produced {
 }
 
 const DEFAULT_APP_ID = 'dummy-topology-test-driver-app-id'
+const OUTER_JOIN_EMIT_INTERVAL = '__emit.interval.ms.kstreams.outer.join.spurious.results.fix__'
 
 /**
  * Runs a topology without a broker (Java's TopologyTestDriver): the whole topology is one task
@@ -58,6 +59,8 @@ export class TopologyTestDriver {
       wallClock: () => this.wallClock,
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
+      // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
+      appConfigs: { [OUTER_JOIN_EMIT_INTERVAL]: 0, ...config },
     }, { send: (r) => this.produced.push({ topic: r.topic, key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }) })
     this.inputTopics = new Set(this.task.sourceTopics())
   }
