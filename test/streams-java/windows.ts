@@ -23,7 +23,7 @@ const java = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.e
 export async function runJavaWindows(version: string = STREAMS_VERSION): Promise<{ stdout: string; libs: string }> {
   const libs = await fetchKafkaStreams(version)
   const out = mkdtempSync(join(tmpdir(), 'tidelog-streams-windows-javac-'))
-  await run(java('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'WindowTopologies.java')], { timeout: 180_000 })
+  await run(java('javac'), ['-J-XX:TieredStopAtLevel=1', '-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'WindowTopologies.java')], { timeout: 180_000 })
   const { stdout } = await run(java('java'), ['-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${out}:${libs}/*`, 'WindowTopologies', WINDOWS_INPUTS], {
     timeout: 180_000,
     maxBuffer: 16 * 1024 * 1024,
