@@ -139,11 +139,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
       keys.set(id, starts)
     }
     starts.set(start, value)
-    const limit = this.observedStreamTime - this.retentionPeriodMs
-    for (const e of this.byEnd.keys()) {
-      if (e > limit) break
-      this.byEnd.delete(e)
-    }
+    this.byEnd.dropThrough(this.observedStreamTime - this.retentionPeriodMs)
   }
 
   private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number): KeyValue<Windowed<K>, V>[] {
@@ -151,8 +147,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
     const fromId = from?.toString('latin1')
     const toId = to?.toString('latin1')
     const out: KeyValue<Windowed<K>, V>[] = []
-    for (const end of this.byEnd.keys()) {
-      if (end < lo) continue
+    for (const end of this.byEnd.between(lo, Number.MAX_SAFE_INTEGER)) {
       const keys = this.byEnd.get(end)!
       const ids = fromId !== undefined && fromId === toId ? (keys.has(fromId) ? [fromId] : []) : [...keys.keys()].sort()
       for (const id of ids) {

@@ -23,32 +23,70 @@ export function windowStoreKeyBinary(key: Buffer, windowStart: number, seqnum: n
   return out
 }
 
-/** Sorted numeric keys of a Map, recomputed only after an insertion or a removal. */
+/**
+ * A Map with its numeric keys kept sorted: inserts are binary-searched (usually an append, as
+ * time moves forward), so expiring the oldest and scanning a time range stay cheap.
+ */
 export class SortedIndex<T> {
   readonly map = new Map<number, T>()
-  private sorted: number[] | undefined = []
+  private readonly sorted: number[] = []
 
   get(k: number): T | undefined {
     return this.map.get(k)
   }
 
   set(k: number, v: T): void {
-    if (!this.map.has(k)) this.sorted = undefined
+    if (!this.map.has(k)) {
+      const n = this.sorted.length
+      if (n === 0 || this.sorted[n - 1]! < k) this.sorted.push(k)
+      else this.sorted.splice(this.lowerBound(k), 0, k)
+    }
     this.map.set(k, v)
   }
 
   delete(k: number): void {
-    if (this.map.delete(k)) this.sorted = undefined
+    if (!this.map.delete(k)) return
+    this.sorted.splice(this.lowerBound(k), 1)
   }
 
-  keys(): number[] {
-    if (this.sorted === undefined) this.sorted = [...this.map.keys()].sort((a, b) => a - b)
+  /** Every key, ascending (the live array: do not modify). */
+  keys(): readonly number[] {
     return this.sorted
+  }
+
+  /** Keys in [lo, hi], ascending. */
+  between(lo: number, hi: number): number[] {
+    if (lo > hi) return []
+    return this.sorted.slice(this.lowerBound(lo), this.lowerBound(hi + 1))
+  }
+
+  /** Removes every key at or below `limit`; returns the values removed. */
+  dropThrough(limit: number): T[] {
+    const n = this.lowerBound(limit + 1)
+    if (n === 0) return []
+    const out: T[] = []
+    for (const k of this.sorted.splice(0, n)) {
+      out.push(this.map.get(k)!)
+      this.map.delete(k)
+    }
+    return out
   }
 
   clear(): void {
     this.map.clear()
-    this.sorted = []
+    this.sorted.length = 0
+  }
+
+  /** The first index whose key is >= k. */
+  private lowerBound(k: number): number {
+    let lo = 0
+    let hi = this.sorted.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.sorted[mid]! < k) lo = mid + 1
+      else hi = mid
+    }
+    return lo
   }
 }
 
@@ -84,6 +122,8 @@ interface Entry {
 export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
   readonly persistent = false
   private readonly segments = new SortedIndex<Map<string, Entry>>()
+  /** Per key, its window starts and the entries at each (in sequence order): single-key fetches read only those, as RocksDB's key-first layout does. */
+  private readonly byKey = new Map<string, SortedIndex<Entry[]>>()
   private observedStreamTime = -1
   private seqnum = 0
   private context: StateStoreContext | undefined
@@ -122,8 +162,9 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     this.checkOpen()
     const k = this.k(key)
     const v = value === null || value === undefined ? null : serializeSync(this.valueSerde, value, false)
+    // Java: with duplicates, every put gets the next sequence number; a null put then deletes nothing.
     const seq = this.retainDuplicates ? (this.seqnum = (this.seqnum + 1) & 0x7fffffff) : 0
-    this.putBytes(k, v, windowStartTimestamp, seq)
+    if (v !== null || !this.retainDuplicates) this.putBytes(k, v, windowStartTimestamp, seq)
     if (this.logging && this.context) this.context.logChange(this.name, windowStoreKeyBinary(k, windowStartTimestamp, seq), v, this.context.currentTimestamp())
   }
 
@@ -186,45 +227,69 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
       this.expiredRecords++
       return
     }
-    const id = this.retainDuplicates ? key.toString('latin1') + seqSuffix(seq) : key.toString('latin1')
+    const keyId = key.toString('latin1')
+    const id = this.retainDuplicates ? keyId + seqSuffix(seq) : keyId
     let seg = this.segments.get(start)
     if (value === null) {
-      if (seg?.delete(id) && seg.size === 0) this.segments.delete(start)
+      if (seg?.delete(id)) {
+        if (seg.size === 0) this.segments.delete(start)
+        this.unindex(keyId, start, id)
+      }
       return
     }
     if (seg === undefined) {
       seg = new Map()
       this.segments.set(start, seg)
     }
-    seg.set(id, { key, seq, value })
+    const entry: Entry = { key, seq, value }
+    const replaced = seg.has(id)
+    seg.set(id, entry)
+    let idx = this.byKey.get(keyId)
+    if (idx === undefined) {
+      idx = new SortedIndex()
+      this.byKey.set(keyId, idx)
+    }
+    const list = idx.get(start)
+    if (list === undefined) idx.set(start, [entry])
+    else if (replaced) list[list.findIndex((e) => e.seq === seq)] = entry
+    else list.push(entry)
     this.expire()
+  }
+
+  private unindex(keyId: string, start: number, id: string): void {
+    const idx = this.byKey.get(keyId)
+    const list = idx?.get(start)
+    if (idx === undefined || list === undefined) return
+    const rest = list.filter((e) => (this.retainDuplicates ? keyId + seqSuffix(e.seq) : keyId) !== id)
+    if (rest.length > 0) idx.set(start, rest)
+    else idx.delete(start)
+    if (idx.map.size === 0) this.byKey.delete(keyId)
   }
 
   /** Java drops whole expired windows eagerly on put and before reads. */
   private expire(): void {
     const limit = this.observedStreamTime - this.retentionPeriodMs
-    for (const start of this.segments.keys()) {
-      if (start > limit) break
-      this.segments.delete(start)
+    for (const seg of this.segments.dropThrough(limit)) {
+      for (const e of seg.values()) {
+        const keyId = e.key.toString('latin1')
+        const idx = this.byKey.get(keyId)
+        if (idx === undefined) continue
+        idx.dropThrough(limit)
+        if (idx.map.size === 0) this.byKey.delete(keyId)
+      }
     }
   }
 
   private liveStarts(from: number, to: number): number[] {
-    const lo = Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1)
-    return this.segments.keys().filter((s) => s >= lo && s <= to)
+    return this.segments.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)
   }
 
   private single(key: Buffer, from: number, to: number): { start: number; value: Buffer }[] {
-    const id = key.toString('latin1')
+    const idx = this.byKey.get(key.toString('latin1'))
+    if (idx === undefined) return []
     const out: { start: number; value: Buffer }[] = []
-    for (const start of this.liveStarts(from, to)) {
-      const seg = this.segments.get(start)!
-      if (!this.retainDuplicates) {
-        const e = seg.get(id)
-        if (e !== undefined) out.push({ start, value: e.value })
-        continue
-      }
-      for (const e of sortedEntries(seg)) if (e.key.equals(key)) out.push({ start, value: e.value })
+    for (const start of idx.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)) {
+      for (const e of idx.get(start)!) out.push({ start, value: e.value })
     }
     return out
   }
