@@ -29,6 +29,7 @@ import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
@@ -157,6 +158,17 @@ public final class WindowTopologies {
                     .selectKey((k, v) -> v.substring(0, 1));
                 left.outerJoin(right, (l, r) -> l + "+" + r, JoinWindows.ofTimeDifferenceAndGrace(ms(5), ms(2)), StreamJoined.with(S, S, S))
                     .to("join-out");
+                return b.build();
+            }
+            case "rekeyed-window": {
+                b.stream("pageviews", Consumed.with(S, S))
+                    .selectKey((k, v) -> v)
+                    .groupByKey(Grouped.<String, String>as("by-page").withKeySerde(S).withValueSerde(S))
+                    .windowedBy(TimeWindows.ofSizeAndGrace(ms(10), ms(0)))
+                    .reduce((a, v) -> a + "," + v, Materialized.as("page-store"))
+                    .toStream()
+                    .map((w, v) -> KeyValue.pair(at(w), v))
+                    .to("rekeyed-out");
                 return b.build();
             }
             default:

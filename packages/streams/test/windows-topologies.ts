@@ -7,6 +7,7 @@
 import {
   BufferConfig,
   Consumed,
+  Grouped,
   JoinWindows,
   Materialized,
   Produced,
@@ -102,6 +103,16 @@ export function buildWindowTopology(name: string): Topology {
       left.outerJoin(right, (l, r) => `${l}+${r}`, JoinWindows.ofTimeDifferenceAndGrace(5, 2), StreamJoined.with(S, S, S)).to('join-out')
       return b.build()
     }
+    case 'rekeyed-window':
+      b.stream('pageviews', Consumed.with(S, S))
+        .selectKey((_k, v) => v)
+        .groupByKey(Grouped.as<string, string>('by-page').withKeySerde(S).withValueSerde(S))
+        .windowedBy(TimeWindows.ofSizeAndGrace(10, 0))
+        .reduce((a, v) => `${a},${v}`, Materialized.as('page-store'))
+        .toStream()
+        .map((w, v) => ({ key: at(w), value: v }))
+        .to('rekeyed-out')
+      return b.build()
     default:
       throw new Error(`unknown window topology ${name}`)
   }
