@@ -119,7 +119,24 @@ describe('suppress', () => {
     expect(() => Suppressed.untilWindowCloses(BufferConfig.maxRecords(3))).toThrow(/strict buffer/)
     const b = new StreamsBuilder()
     const table = b.stream('in', Consumed.with(S, S)).groupByKey().count()
-    expect(() => table.suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded()) as never)).toThrow('Invalid topology: Window close time is only defined for windowed computations. Got [KSTREAM-AGGREGATE-0000000002].')
+    expect(() => table.suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded()) as never)).toThrow('Invalid topology: Window close time is only defined for windowed computations. Got [root->KSTREAM-SOURCE-0000000000->KSTREAM-AGGREGATE-0000000002].')
+  })
+
+  it('untilWindowCloses finds the windows\' grace through the tables between (a filter here)', () => {
+    const b = new StreamsBuilder()
+    b.stream('in', Consumed.with(S, S)).groupByKey().windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count()
+      .filter((_k, n) => n > 1)
+      .suppress(Suppressed.untilWindowCloses(BufferConfig.unbounded()))
+      .toStream().map((w, n) => ({ key: String(w), value: n })).to('out', Produced.with(S, L))
+    const driver = new TopologyTestDriver(b.build(), { 'application.id': 'x' })
+    const input = driver.createInputTopic('in', S, S)
+    const out = driver.createOutputTopic('out', S, L)
+    for (const [k, t] of [['a', 1], ['a', 2], ['b', 3], ['a', 14]] as const) input.pipeInput(k, 'x', t)
+    expect(out.isEmpty()).toBe(true)          // stream time 14 < end 10 + grace 5
+    input.pipeInput('a', 'x', 16)             // a's [10,20) reaches 2: it passes the filter, and stream time 16 closes [0,10)
+    // b's count 1 never passed the filter, so only a's [0,10) count is final.
+    expect(out.readKeyValuesToList()).toEqual([{ key: '[a@0/10]', value: 2 }])
+    driver.close()
   })
 
   it('a full buffer with shutDownWhenFull stops processing with Java\'s message', () => {

@@ -311,17 +311,29 @@ export function suppressProcessor<K, V>(nodeName: string, storeName: string, sup
   }
 }
 
-/** Windowed aggregations register how long their windows stay open, for untilWindowCloses. */
-const windowGrace = new WeakMap<object, number>()
+/** Windowed aggregations register, by node, how long their windows stay open (for untilWindowCloses). */
+const windowGrace = new WeakMap<object, Map<string, number>>()
 
-export function registerWindowGrace(table: object, graceMs: number): void {
-  windowGrace.set(table, graceMs)
+export function registerWindowGrace(builder: StreamsBuilder, node: string, graceMs: number): void {
+  let m = windowGrace.get(builder.internal)
+  if (m === undefined) {
+    m = new Map()
+    windowGrace.set(builder.internal, m)
+  }
+  m.set(node, graceMs)
 }
 
-export function windowGraceOf(table: object, node: string): number {
-  const g = windowGrace.get(table)
-  if (g === undefined) throw new TopologyException(`Window close time is only defined for windowed computations. Got [${node}].`)
-  return g
+/**
+ * Java's GraphGraceSearchUtil: walks up from the suppressed table (through filters, mapValues,
+ * ...) to the windowed aggregation; the largest grace when several parents have one.
+ */
+export function windowGraceOf(builder: StreamsBuilder, node: string, chain = ''): number {
+  const g = windowGrace.get(builder.internal)?.get(node)
+  if (g !== undefined) return g
+  const next = chain === '' ? node : `${node}->${chain}`
+  const preds = builder.internal.topology.nodes.get(node)?.predecessors ?? []
+  if (preds.length === 0) throw new TopologyException(`Window close time is only defined for windowed computations. Got [root->${next}].`)
+  return Math.max(...preds.map((p) => windowGraceOf(builder, p, next)))
 }
 
 /**
@@ -331,7 +343,7 @@ export function windowGraceOf(table: object, node: string): number {
 export function suppressTable<K, V>(table: KTable<K, V>, builder: StreamsBuilder, suppressed: Suppressed<K>): KTable<K, V> {
   const b = builder.internal
   const name = suppressed.name ?? b.newProcessorName('KTABLE-SUPPRESS-')
-  const wait = suppressed.finalResults ? windowGraceOf(table, table.nodeName) : suppressed.timeToWaitMs
+  const wait = suppressed.finalResults ? windowGraceOf(builder, table.nodeName) : suppressed.timeToWaitMs
   const storeName = suppressed.name !== undefined ? `${suppressed.name}-store` : b.newStoreName('KTABLE-SUPPRESS-')
   table.enableSendingOldValues(true)
   const keySerde = lazySerde(table.keySerde, builder.defaults, true) as Serde<K>

@@ -58,7 +58,7 @@ abstract class WindowedKStreamBase<K, V> {
     else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
     b.topology.addStateStore(store, [name])
     const table = new KTable<Windowed<K>, A>(builder, name, this.windowedKeySerde(keySerde), materialized?.valueSerde ?? valueSerde, materialized?.storeName, old)
-    registerWindowGrace(table, this.grace())
+    registerWindowGrace(builder, name, this.grace())
     return table
   }
 
