@@ -36,6 +36,10 @@ export interface ProcessorContext<KOut = unknown, VOut = unknown> {
   currentSystemTimeMs(): number
   /** Asks for a commit after this record (honoured at the next commit point). */
   commit(): void
+  /** Counts a record the processor skipped (Java's task-level dropped-records sensor). */
+  recordDropped?(): void
+  /** The application's configuration (Java's ProcessorContext#appConfigs), including internal `__...__` settings. */
+  appConfigs?(): Readonly<{ [key: string]: unknown }>
 }
 
 /** Java's org.apache.kafka.streams.processor.api.Processor. */

@@ -5,6 +5,8 @@ import { KTable } from './ktable.js'
 import { Materialized, Named } from './options.js'
 import { aggregateProcessor, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
+import { windowedBy, type SessionWindowedKStream, type TimeWindowedKStream } from '../windows/windowed-kstream.js'
+import type { SessionWindows, SlidingWindows, TimeWindows } from '../windows/windows.js'
 
 type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
 
@@ -41,6 +43,13 @@ export class KGroupedStream<K, V> {
     const [n, m] = split(named, materialized)
     return this.doAggregate<A>('KSTREAM-AGGREGATE-', n, m, m?.keySerde ?? this.keySerde, m?.valueSerde, (store, old) =>
       aggregateProcessor<K, V, A>(store, initializer, aggregator, old))
+  }
+
+  /** Windowed aggregations (Java's KGroupedStream#windowedBy): time and sliding windows, or sessions. */
+  windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>
+  windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>
+  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
+    return windowedBy<K, V>({ builder: this.builder, nodeName: this.nodeName, keySerde: this.keySerde, valueSerde: this.valueSerde, repartitionRequired: this.repartitionRequired, repartitionName: this.repartitionName }, windows)
   }
 
   /**

@@ -5,6 +5,8 @@ import { KGroupedStream } from './kgrouped-stream.js'
 import { Branched, Grouped, Named, Produced, Repartitioned } from './options.js'
 import { ops, type KeyValuePair } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
+import { joinStreams, StreamJoined, type ValueJoiner } from './stream-stream-join.js'
+import type { JoinWindows } from '../windows/windows.js'
 
 /**
  * Adds the repartition topic after a key change (Java's createRepartitionedSource): a filter,
@@ -154,6 +156,21 @@ export class KStream<K, V> {
       ...(repartitioned.partitioner ? { partitioner: repartitioned.partitioner } : {}),
     })
     return new KStream<K, V>(this.builder, source, repartitioned.keySerde ?? this.keySerde, valueSerde, false)
+  }
+
+  /** Windowed inner join with another stream (Java's KStream#join with JoinWindows); both must be co-partitioned by key. */
+  join<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO, VR, K>, windows: JoinWindows, joined: StreamJoined<K, V, VO> = StreamJoined.with<K, V, VO>()): KStream<K, VR> {
+    return joinStreams(this, other, joiner, windows, joined, false, false)
+  }
+
+  /** Every record of this stream appears: joined, or with a null right value once its window has closed. */
+  leftJoin<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO | null, VR, K>, windows: JoinWindows, joined: StreamJoined<K, V, VO> = StreamJoined.with<K, V, VO>()): KStream<K, VR> {
+    return joinStreams(this, other, joiner as ValueJoiner<V, VO, VR, K>, windows, joined, true, false)
+  }
+
+  /** Every record of both streams appears: joined, or with null on the missing side once its window has closed. */
+  outerJoin<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V | null, VO | null, VR, K>, windows: JoinWindows, joined: StreamJoined<K, V, VO> = StreamJoined.with<K, V, VO>()): KStream<K, VR> {
+    return joinStreams(this, other, joiner as ValueJoiner<V, VO, VR, K>, windows, joined, true, true)
   }
 
   groupByKey(grouped: Grouped<K, V> = Grouped.with<K, V>()): KGroupedStream<K, V> {

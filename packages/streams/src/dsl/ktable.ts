@@ -4,6 +4,7 @@ import { KStream } from './kstream.js'
 import { Grouped, Materialized, Named } from './options.js'
 import { ops, type KeyValuePair, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
+import { suppressTable, type Suppressed } from '../windows/suppress.js'
 
 /**
  * A changelog as a table (Java's KTable). Updates flow as Change records; with no record cache
@@ -69,6 +70,14 @@ export class KTable<K, V> {
     this.builder.internal.topology.addProcessor(name, ops.tableSelect(selector), [this.nodeName])
     this.enableSendingOldValues(true)
     return new KGroupedTable<KR, VR>(this.builder, name, grouped.keySerde, grouped.valueSerde, grouped.name)
+  }
+
+  /**
+   * Holds updates back (Java's KTable#suppress): `Suppressed.untilWindowCloses` gives one final
+   * result per window of a windowed aggregation, `untilTimeLimit` rate-limits any table.
+   */
+  suppress(suppressed: Suppressed<K>): KTable<K, V> {
+    return suppressTable(this, this.builder, suppressed)
   }
 
   private doFilter(predicate: (key: K, value: V) => boolean, not: boolean, named: Named | Materialized<K, V> | undefined, materialized: Materialized<K, V> | undefined): KTable<K, V> {

@@ -34,6 +34,8 @@ export interface TaskConfig {
   productionExceptionHandler?: ProductionExceptionHandler
   /** Records skipped by a handler answering CONTINUE (Java's dropped-records metric). */
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
+  /** What ProcessorContext#appConfigs returns (Java's application configs, internal ones included). */
+  appConfigs?: Readonly<{ [key: string]: unknown }>
 }
 
 /** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
@@ -88,6 +90,8 @@ export class StreamTask {
   private current: RecordMetadata | undefined
   private currentTimestamp = 0
   commitRequested = false
+  /** Records skipped by processors or exception handlers (Java's dropped-records-total of the task). */
+  droppedRecords = 0
 
   constructor(
     readonly id: TaskId,
@@ -164,6 +168,7 @@ export class StreamTask {
       value = raw.value === null ? null : deserializeSync(this.serde(f.valueSerde, false, source.factory.name), raw.value, false, raw.topic)
     } catch (e) {
       if (deserializationResponse(this.config.deserializationExceptionHandler, raw, e) === 'CONTINUE') {
+        this.droppedRecords++
         this.config.onDropped?.('deserialization', e)
         return true
       }
@@ -256,6 +261,7 @@ export class StreamTask {
       value = record.value === null || record.value === undefined ? null : serializeSync(this.serde(f.valueSerde, false, f.name), record.value, false, topic)
     } catch (e) {
       if (productionResponse(this.config.productionExceptionHandler, { topic }, e) === 'CONTINUE') {
+        this.droppedRecords++
         this.config.onDropped?.('serialization', e)
         return
       }
@@ -290,6 +296,8 @@ export class StreamTask {
       currentStreamTimeMs: () => task.streamTime,
       currentSystemTimeMs: () => task.config.wallClock(),
       commit: () => { task.commitRequested = true },
+      recordDropped: () => { task.droppedRecords++ },
+      appConfigs: () => task.config.appConfigs ?? {},
     }
   }
 }

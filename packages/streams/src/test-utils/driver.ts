@@ -7,6 +7,8 @@ import { deserializeSync, InMemoryKeyValueStore, serializeSync, type KeyValue, t
 import { RecordQueue, StreamTask, type RawRecord } from '../internal/task.js'
 import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
+import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../windows/window-store.js'
+import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -25,6 +27,7 @@ interface Produced {
 }
 
 const DEFAULT_APP_ID = 'dummy-topology-test-driver-app-id'
+const OUTER_JOIN_EMIT_INTERVAL = '__emit.interval.ms.kstreams.outer.join.spurious.results.fix__'
 
 /**
  * Runs a topology without a broker (Java's TopologyTestDriver): the whole topology is one task
@@ -56,6 +59,8 @@ export class TopologyTestDriver {
       wallClock: () => this.wallClock,
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
+      // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
+      appConfigs: { [OUTER_JOIN_EMIT_INTERVAL]: 0, ...config },
     }, { send: (r) => this.produced.push({ topic: r.topic, key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }) })
     this.inputTopics = new Set(this.task.sourceTopics())
   }
@@ -111,6 +116,28 @@ export class TopologyTestDriver {
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.task.stores.get(name)
     return s instanceof InMemoryKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
+  }
+
+  /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */
+  getWindowStore<K, V>(name: string): ReturnType<typeof windowValuesOnly<K, V>> | WindowStore<K, V> | undefined {
+    const s = this.task.stores.get(name)
+    if (!(s instanceof InMemoryWindowStore)) return undefined
+    return s.timestamped ? windowValuesOnly<K, V>(s as InMemoryWindowStore<K, ValueAndTimestamp<V>>) : (s as WindowStore<K, V>)
+  }
+
+  getTimestampedWindowStore<K, V>(name: string): WindowStore<K, ValueAndTimestamp<V>> | undefined {
+    const s = this.task.stores.get(name)
+    return s instanceof InMemoryWindowStore && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
+  }
+
+  getSessionStore<K, V>(name: string): SessionStore<K, V> | undefined {
+    const s = this.task.stores.get(name)
+    return s instanceof InMemorySessionStore ? (s as SessionStore<K, V>) : undefined
+  }
+
+  /** The task's metrics Java's driver exposes that we keep: dropped-records-total (late, null-key and skipped records). */
+  metrics(): { name: string; group: string; tags: { [k: string]: string }; value: number }[] {
+    return [{ name: 'dropped-records-total', group: 'stream-task-metrics', tags: { 'thread-id': 'main', 'task-id': this.task.id.toString() }, value: this.task.droppedRecords }]
   }
 
   /** Every topic the topology wrote to, including repartition and changelog topics. */
