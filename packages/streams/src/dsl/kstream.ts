@@ -5,6 +5,9 @@ import { KGroupedStream } from './kgrouped-stream.js'
 import { Branched, Grouped, Named, Produced, Repartitioned } from './options.js'
 import { ops, type KeyValuePair } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
+import type { KTable } from './ktable.js'
+import { GlobalKTable, joinGlobal } from './global-ktable.js'
+import { joinStreamTable, type Joined, type StreamJoiner } from './stream-table-join.js'
 
 /**
  * Adds the repartition topic after a key change (Java's createRepartitionedSource): a filter,
@@ -154,6 +157,25 @@ export class KStream<K, V> {
       ...(repartitioned.partitioner ? { partitioner: repartitioned.partitioner } : {}),
     })
     return new KStream<K, V>(this.builder, source, repartitioned.keySerde ?? this.keySerde, valueSerde, false)
+  }
+
+  /**
+   * KStream-KTable inner join (only stream records trigger; no match, no output), or
+   * KStream-GlobalKTable join through `keyMapper` (the global table's key for each record).
+   */
+  join<VO, VR>(table: KTable<K, VO>, joiner: StreamJoiner<K, V, VO, VR>, joined?: Joined<K, V, VO>): KStream<K, VR>
+  join<GK, GV, VR>(table: GlobalKTable<GK, GV>, keyMapper: (key: K, value: V) => GK | null | undefined, joiner: StreamJoiner<K, V, GV, VR>, named?: Named): KStream<K, VR>
+  join(table: KTable<K, any> | GlobalKTable<any, any>, a: any, b?: any, c?: any): KStream<K, any> {
+    if (table instanceof GlobalKTable) return joinGlobal(this, table, a, b, c, false)
+    return joinStreamTable(this, table, a, b, false)
+  }
+
+  /** As join, but every stream record gives a result: the table side is null when it has no match. */
+  leftJoin<VO, VR>(table: KTable<K, VO>, joiner: StreamJoiner<K, V, VO | null, VR>, joined?: Joined<K, V, VO>): KStream<K, VR>
+  leftJoin<GK, GV, VR>(table: GlobalKTable<GK, GV>, keyMapper: (key: K, value: V) => GK | null | undefined, joiner: StreamJoiner<K, V, GV | null, VR>, named?: Named): KStream<K, VR>
+  leftJoin(table: KTable<K, any> | GlobalKTable<any, any>, a: any, b?: any, c?: any): KStream<K, any> {
+    if (table instanceof GlobalKTable) return joinGlobal(this, table, a, b, c, true)
+    return joinStreamTable(this, table, a, b, true)
   }
 
   groupByKey(grouped: Grouped<K, V> = Grouped.with<K, V>()): KGroupedStream<K, V> {
