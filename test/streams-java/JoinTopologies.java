@@ -48,6 +48,8 @@ public final class JoinTopologies {
                 final KStream<String, String> clicks = b.stream("clicks", Consumed.with(S, S)).selectKey((k, v) -> v.split(":")[0]);
                 clicks.join(customers, (k, v, c) -> k + "=" + v + "/" + c, Joined.with(S, S, S).withName("clicks-customers")).to("rekey-inner");
                 clicks.mapValues(v -> v.toUpperCase()).leftJoin(customers, JoinTopologies::j).to("rekey-left");
+                clicks.leftJoin(customers, JoinTopologies::j).to("rekey-left2");
+                clicks.join(customers, JoinTopologies::j).to("rekey-inner2");
                 return b.build();
             }
             case "table-table": {

@@ -24,6 +24,9 @@ export function buildJoinGolden(name: string): Topology {
       const clicks = b.stream('clicks', Consumed.with(S, S)).selectKey((_k, v) => v.split(':')[0]!)
       clicks.join(customers, (k: string, v: string, c: string) => `${k}=${v}/${c}`, Joined.with(S, S, S).withName('clicks-customers')).to('rekey-inner')
       clicks.mapValues((v) => v.toUpperCase()).leftJoin(customers, j).to('rekey-left')
+      // Two unnamed joins of one re-keyed stream share its repartition topic (Java reuses the node).
+      clicks.leftJoin(customers, j).to('rekey-left2')
+      clicks.join(customers, j).to('rekey-inner2')
       return b.build()
     }
     case 'table-table': {

@@ -77,6 +77,9 @@ export function streamTableJoinProcessor<K, V, KT, VT, VR>(
   }
 }
 
+/** The repartitioned source last made for a stream's join (Java's KStreamImpl.repartitionNode). */
+const repartitioned = new WeakMap<KStream<any, any>, string>()
+
 /**
  * KStream-KTable join / leftJoin (Java's KStreamImpl.join(KTable)): after a key change the stream
  * first goes through `<Joined name or stream node>-repartition`; the join processor reads the
@@ -89,7 +92,17 @@ export function joinStreamTable<K, V, VO, VR>(stream: KStream<K, V>, table: KTab
   let parent = stream.nodeName
   const keySerde = joined?.keySerde ?? stream.keySerde
   if (stream.repartitionRequired) {
-    parent = createRepartitionedSource(builder, stream.nodeName, joined?.name ?? stream.nodeName, keySerde, joined?.valueSerde ?? stream.valueSerde)
+    const prefix = joined?.name ?? stream.nodeName
+    const earlier = repartitioned.get(stream)
+    if (earlier !== undefined && prefix === stream.nodeName) {
+      // Java's repartitionForJoin: an unnamed join reuses the stream's last repartition node (even a
+      // named join's), but still burns its three names.
+      for (const p of ['KSTREAM-SINK-', 'KSTREAM-FILTER-', 'KSTREAM-SOURCE-']) b.newProcessorName(p)
+      parent = earlier
+    } else {
+      parent = createRepartitionedSource(builder, stream.nodeName, prefix, keySerde, joined?.valueSerde ?? stream.valueSerde)
+      repartitioned.set(stream, parent)
+    }
   }
   copartition(builder, parent, table.nodeName)
   const generated = b.newProcessorName(left ? 'KSTREAM-LEFTJOIN-' : 'KSTREAM-JOIN-')

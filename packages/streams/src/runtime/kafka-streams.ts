@@ -9,6 +9,8 @@ import { StreamTask, type RecordCollector } from '../internal/task.js'
 import type { Topology } from '../topology.js'
 import { createInternalTopics, planInternalTopics } from './internal-topics.js'
 import { StateMachine, type KafkaStreamsState, type StateListener } from './state.js'
+import { enforceCopartitioning } from './copartition.js'
+import { GlobalStateThread } from './global-thread.js'
 
 interface TopicPartition {
   topic: string
@@ -45,6 +47,8 @@ export class KafkaStreams {
   private topicToSub = new Map<string, number>()
   private groups = new Map<number, string[]>()
   private failure: unknown
+  /** GlobalKTables' stores, restored in start() before any task processes (Java's GlobalStreamThread). */
+  private global: GlobalStateThread | undefined
 
   constructor(private readonly topology: Topology, private readonly config: StreamsConfig) {
     const appId = config['application.id']
@@ -91,13 +95,16 @@ export class KafkaStreams {
       const internal = this.topology.internal
       this.groups = internal.nodeGroups()
       for (const [id, names] of this.groups) {
+        if (internal.isGlobalGroup(names)) continue
         for (const n of names) {
           const f = internal.nodes.get(n)!
           if (f.kind === 'source') for (const t of f.topics) this.topicToSub.set(internal.decorate(t, this.applicationId), id)
         }
       }
+      await enforceCopartitioning(internal, this.admin)
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
+      await this.startGlobal()
       await this.consumer.subscribe([...this.topicToSub.keys()], {
         listener: {
           onPartitionsAssigned: (tps) => this.assigned(tps),
@@ -130,6 +137,7 @@ export class KafkaStreams {
       await this.admin.close().catch(() => {})
       for (const t of this.tasks.values()) t.close()
       this.tasks.clear()
+      await this.global?.close()
       this.machine.to(failed ? 'ERROR' : 'NOT_RUNNING')
     }
   }
@@ -256,6 +264,7 @@ export class KafkaStreams {
           ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
           ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
           wallClock: Date.now,
+          ...(this.global ? { globalStores: this.global.stores } : {}),
           ...(this.config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: this.config['default.deserialization.exception.handler'] } : {}),
           ...(this.config['default.production.exception.handler'] ? { productionExceptionHandler: this.config['default.production.exception.handler'] } : {}),
         }, this.collector(id))
@@ -300,6 +309,19 @@ export class KafkaStreams {
         await reader.close()
       }
     }
+  }
+
+  private async startGlobal(): Promise<void> {
+    const internal = this.topology.internal
+    const nodes = [...this.groups.values()].filter((g) => internal.isGlobalGroup(g)).flat()
+    if (nodes.length === 0) return
+    this.global = new GlobalStateThread(internal, nodes, {
+      applicationId: this.applicationId,
+      ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
+      ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
+      wallClock: Date.now,
+    }, this.brokers, this.applicationId, (e) => this.fail(e))
+    await this.global.start(this.admin)
   }
 
   private fail(e: unknown): void {
