@@ -11,6 +11,9 @@ import { createInternalTopics, planInternalTopics } from './internal-topics.js'
 import { StateMachine, type KafkaStreamsState, type StateListener } from './state.js'
 import { enforceCopartitioning } from './copartition.js'
 import { GlobalStateThread } from './global-thread.js'
+import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
+import { StreamsMetadataState, hostAdvertisingAssignor, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
+import type { Serializer } from '../serdes.js'
 
 interface TopicPartition {
   topic: string
@@ -49,6 +52,8 @@ export class KafkaStreams {
   private failure: unknown
   /** GlobalKTables' stores, restored in start() before any task processes (Java's GlobalStreamThread). */
   private global: GlobalStateThread | undefined
+  /** Who holds which partition, for interactive queries (Java's StreamsMetadataState). */
+  private readonly metadataState: StreamsMetadataState
 
   constructor(private readonly topology: Topology, private readonly config: StreamsConfig) {
     const appId = config['application.id']
@@ -70,8 +75,10 @@ export class KafkaStreams {
       groupId: appId,
       autoOffsetReset: 'earliest',
       autoCommit: false,
-      assignors: ['range'],
+      // Range, with application.server in the subscription userData for interactive queries.
+      assignors: [hostAdvertisingAssignor(config['application.server'])],
     })
+    this.metadataState = new StreamsMetadataState(topology.internal, appId)
   }
 
   get state(): KafkaStreamsState {
@@ -271,6 +278,7 @@ export class KafkaStreams {
         this.tasks.set(key, task)
         await this.restore(task)
       }
+      await this.metadataState.refresh(this.admin).catch(() => this.metadataState.invalidate())
       this.machine.to('RUNNING')
     } catch (e) {
       this.fail(e)
@@ -280,6 +288,7 @@ export class KafkaStreams {
 
   private async revoked(tps: TopicPartition[], commit: boolean): Promise<void> {
     this.machine.to('REBALANCING')
+    this.metadataState.invalidate()
     const gone = new Set(tps.map((tp) => `${tp.topic}:${tp.partition}`))
     if (commit) await this.commit((o) => gone.has(`${o.topic}:${o.partition}`))
     for (const k of gone) this.processed.delete(k)
@@ -308,6 +317,44 @@ export class KafkaStreams {
       } finally {
         await reader.close()
       }
+    }
+  }
+
+  /**
+   * Java's KafkaStreams#store: a read-only view of this instance's stores of that name (see
+   * queries/stores.ts); InvalidStateStoreException while not RUNNING (restoring, rebalancing).
+   */
+  store<T>(params: StoreQueryParameters<T>): T {
+    return queryStore(this.localStores(), params)
+  }
+
+  /** Java's queryMetadataForKey: the instance (its application.server) and partition holding `key` in `storeName`; null for an unknown store. */
+  queryMetadataForKey<K>(storeName: string, key: K, keySerializer: Serializer<K>): KeyQueryMetadata | null {
+    return this.metadataState.keyQueryMetadata(storeName, key, keySerializer)
+  }
+
+  /** Java's metadataForAllStreamsClients: every instance of the application, from the last assignment. */
+  metadataForAllStreamsClients(): StreamsMetadata[] {
+    return this.metadataState.allMetadata()
+  }
+
+  private localStores() {
+    const streams = this
+    const internal = this.topology.internal
+    return {
+      get state() {
+        return streams.state
+      },
+      knowsStore: (name: string) => internal.stores.has(name),
+      storesNamed: (name: string) => {
+        const out = [...this.tasks.values()].flatMap((t) => {
+          const s = t.stores.get(name)
+          return s === undefined ? [] : [{ partition: t.id.partition, store: s }]
+        })
+        const g = this.global?.stores.get(name)
+        if (g !== undefined && this.global!.restored) out.push({ partition: -1, store: g })
+        return out
+      },
     }
   }
 
