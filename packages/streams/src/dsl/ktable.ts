@@ -9,7 +9,7 @@ import { joinOnForeignKey } from './fk-join/fk-join.js'
 
 /**
  * A changelog as a table (Java's KTable). Updates flow as Change records; with no record cache
- * every update is forwarded (Java with caching off). Joins are not implemented yet.
+ * every update is forwarded (Java with caching off). Joins: table-joins.ts and fk-join/.
  */
 export class KTable<K, V> {
   /** @internal */
