@@ -1,13 +1,5 @@
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import java.io.File;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
@@ -99,17 +91,6 @@ public final class JoinTopologies {
     }
 
     public static void main(final String[] args) throws Exception {
-        final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        final JsonNode inputs = json.readTree(new File(args[0]));
-        final Map<String, Object> out = new LinkedHashMap<>();
-        out.put("kafkaStreamsVersion", AppInfoParser.getVersion());
-        final Map<String, Object> topologies = new LinkedHashMap<>();
-        final Iterator<String> names = inputs.fieldNames();
-        while (names.hasNext()) {
-            final String name = names.next();
-            topologies.put(name, GoldenTopologies.run(build(name), inputs.get(name)));
-        }
-        out.put("topologies", topologies);
-        System.out.println(json.writeValueAsString(out));
+        GoldenTopologies.printAll(args[0], JoinTopologies::build);
     }
 }

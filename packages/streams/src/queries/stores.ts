@@ -1,5 +1,5 @@
 import { InvalidStateStoreException, StreamsException } from '../errors.js'
-import { InMemoryKeyValueStore, type KeyValue, type StateStore, type ValueAndTimestamp } from '../store.js'
+import { InMemoryKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import type { KafkaStreamsState } from '../runtime/state.js'
 
 /** Java's StreamsNotStartedException: a query before start(). */
@@ -19,14 +19,7 @@ export class UnknownStateStoreException extends InvalidStateStoreException {
 }
 
 /** Java's ReadOnlyKeyValueStore: what interactive queries may do with a key-value store. */
-export interface ReadOnlyKeyValueStore<K, V> {
-  get(key: K): V | undefined
-  range(from: K | undefined, to: K | undefined): KeyValue<K, V>[]
-  reverseRange(from: K | undefined, to: K | undefined): KeyValue<K, V>[]
-  all(): KeyValue<K, V>[]
-  reverseAll(): KeyValue<K, V>[]
-  approximateNumEntries(): number
-}
+export type ReadOnlyKeyValueStore<K, V> = Pick<KeyValueStore<K, V>, 'get' | 'range' | 'reverseRange' | 'all' | 'reverseAll' | 'approximateNumEntries'>
 
 /** Java's QueryableStoreType: which view of a store a query gets. */
 export interface QueryableStoreType<T> {
