@@ -6,7 +6,7 @@ import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Consumed, KafkaStreams, Materialized, Serdes, StreamsBuilder, TopologyException, type Topology } from '@tidelog/streams'
+import { Consumed, KafkaStreams, Materialized, QueryableStoreTypes, Serdes, StoreQueryParameters, StreamsBuilder, TopologyException, type Topology } from '@tidelog/streams'
 
 const S = Serdes.String()
 let broker: Broker
@@ -143,6 +143,13 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
       const out = await readUntil('g-out', (_l, all) => all.length >= 30)
       expect(out.all.length).toBe(30)
       for (let i = 0; i < 30; i++) expect(out.latest.get(`s${i}`)).toBe(`p${i}x${i}=product-${i}`)
+      // The global store is queryable, and keeps following its topic after the restore.
+      const store = streams.store(StoreQueryParameters.fromNameAndType('g-product-store', QueryableStoreTypes.keyValueStore<string, string>()))
+      expect([store.get('p3'), store.approximateNumEntries()]).toEqual(['product-3', 30])
+      await producer.send([{ topic: 'g-products', key: 'p3', value: 'product-3-new' }])
+      await until(() => store.get('p3') === 'product-3-new')
+      await producer.send([{ topic: 'g-sales', key: 'late', value: 'p3x' }])
+      expect((await readUntil('g-out', (l) => l.has('late'))).latest.get('late')).toBe('p3x=product-3-new')
     } finally {
       await streams.close()
     }
