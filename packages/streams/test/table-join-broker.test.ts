@@ -146,6 +146,8 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
       // The global store is queryable, and keeps following its topic after the restore.
       const store = streams.store(StoreQueryParameters.fromNameAndType('g-product-store', QueryableStoreTypes.keyValueStore<string, string>()))
       expect([store.get('p3'), store.approximateNumEntries()]).toEqual(['product-3', 30])
+      expect(streams.queryMetadataForKey('g-product-store', 'p3', S)).toEqual({ activeHost: { host: 'unavailable', port: -1 }, standbyHosts: [], partition: -1 })
+      expect(streams.metadataForAllStreamsClients().map((m) => [...m.stateStoreNames])).toEqual([['g-product-store']])
       await producer.send([{ topic: 'g-products', key: 'p3', value: 'product-3-new' }])
       await until(() => store.get('p3') === 'product-3-new')
       await producer.send([{ topic: 'g-sales', key: 'late', value: 'p3x' }])

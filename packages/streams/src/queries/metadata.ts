@@ -72,7 +72,17 @@ export class StreamsMetadataState {
   private initialized = false
   private counts = new Map<string, number>()
 
-  constructor(private readonly builder: InternalTopologyBuilder, private readonly applicationId: string) {}
+  private readonly self: HostInfo
+
+  constructor(private readonly builder: InternalTopologyBuilder, private readonly applicationId: string, applicationServer: string | undefined) {
+    this.self = parseHostInfo(applicationServer)
+  }
+
+  /** A GlobalKTable's store: every instance holds all of it. */
+  private isGlobalStore(name: string): boolean {
+    const entry = this.builder.stores.get(name)
+    return entry !== undefined && this.builder.isGlobalGroup([...entry.processors].flatMap((p) => this.builder.nodes.get(p)?.predecessors ?? []))
+  }
 
   async refresh(admin: Admin): Promise<void> {
     const [group] = await admin.describeGroups([this.applicationId])
@@ -111,6 +121,8 @@ export class StreamsMetadataState {
   keyQueryMetadata<K>(storeName: string, key: K, keySerializer: Serializer<K>): KeyQueryMetadata | null {
     const topics = this.sourceTopicsOf(storeName)
     if (topics === undefined) return null
+    // Java answers a global store's query with this instance and no partition.
+    if (this.isGlobalStore(storeName)) return { activeHost: this.self, standbyHosts: [], partition: -1 }
     if (!this.initialized) return KEY_QUERY_METADATA_NOT_AVAILABLE
     const counts = this.counts
     let widest: string | undefined
@@ -129,8 +141,8 @@ export class StreamsMetadataState {
       const stores = new Set<string>()
       for (const [name, entry] of this.builder.stores) {
         const topics = this.sourceTopicsOf(name)
-        if (entry.builder.loggingEnabled === false && this.builder.isGlobalGroup([...entry.processors])) continue
-        if (topics && m.partitions.some((tp) => topics.includes(tp.topic))) stores.add(name)
+        // Global stores are on every instance, as Java lists them.
+        if (this.isGlobalStore(name) || (topics && m.partitions.some((tp) => topics.includes(tp.topic)))) stores.add(name)
       }
       return { hostInfo: m.host, stateStoreNames: stores, topicPartitions: m.partitions }
     })

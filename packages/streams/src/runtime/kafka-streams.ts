@@ -78,7 +78,7 @@ export class KafkaStreams {
       // Range, with application.server in the subscription userData for interactive queries.
       assignors: [hostAdvertisingAssignor(config['application.server'])],
     })
-    this.metadataState = new StreamsMetadataState(topology.internal, appId)
+    this.metadataState = new StreamsMetadataState(topology.internal, appId, config['application.server'])
   }
 
   get state(): KafkaStreamsState {
