@@ -10,6 +10,8 @@ import org.apache.kafka.streams.kstream.Joined;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.TableJoined;
 import org.apache.kafka.streams.kstream.Produced;
 
 /**
@@ -83,6 +85,15 @@ public final class JoinTopologies {
                 final KTable<String, String> orders = b.table("fk-orders", Consumed.with(S, S));
                 final KTable<String, String> products = b.table("fk-products", Consumed.with(S, S));
                 orders.leftJoin(products, v -> v.split(":")[0], JoinTopologies::j, Materialized.as("fk-left-store")).toStream().to("fk-left");
+                return b.build();
+            }
+            case "named": {
+                final KTable<String, String> orders = b.table("fk-orders", Consumed.with(S, S));
+                final KTable<String, String> products = b.table("fk-products", Consumed.with(S, S));
+                orders.leftJoin(products, v -> v.split(":")[0], JoinTopologies::j, TableJoined.as("order-product")).toStream().to("named-fk");
+                orders.outerJoin(products, JoinTopologies::j, Named.as("tt")).toStream().to("named-tt");
+                final GlobalKTable<String, String> global = b.globalTable("global-products", Consumed.with(S, S), Materialized.as("global-store"));
+                b.stream("named-sales", Consumed.with(S, S)).join(global, (k, v) -> v, JoinTopologies::j, Named.as("sale-product")).to("named-gl");
                 return b.build();
             }
             default:

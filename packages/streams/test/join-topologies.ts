@@ -4,7 +4,7 @@
  * TopologyTestDriver) is checked in as golden/joins-java-outputs.json. Change both together,
  * then regenerate with `node --import tsx test/streams-java/regenerate.ts`.
  */
-import { Consumed, Grouped, Joined, Materialized, Produced, Serdes, StreamsBuilder, type Topology } from '@tidelog/streams'
+import { Consumed, Grouped, Joined, Materialized, Named, Produced, Serdes, StreamsBuilder, TableJoined, type Topology } from '@tidelog/streams'
 
 const S = Serdes.String()
 const j = (l: string | null, r: string | null) => `${l}+${r}`
@@ -68,6 +68,15 @@ export function buildJoinGolden(name: string): Topology {
       const orders = b.table('fk-orders', Consumed.with(S, S))
       const products = b.table('fk-products', Consumed.with(S, S))
       orders.leftJoin(products, (v: string) => v.split(':')[0]!, j, Materialized.as('fk-left-store')).toStream().to('fk-left')
+      return b.build()
+    }
+    case 'named': {
+      const orders = b.table('fk-orders', Consumed.with(S, S))
+      const products = b.table('fk-products', Consumed.with(S, S))
+      orders.leftJoin(products, (v: string) => v.split(':')[0]!, j, TableJoined.as('order-product')).toStream().to('named-fk')
+      orders.outerJoin(products, j, Named.as('tt')).toStream().to('named-tt')
+      const global = b.globalTable('global-products', Consumed.with(S, S), Materialized.as('global-store'))
+      b.stream<string, string>('named-sales', Consumed.with(S, S)).join(global, (_k, v) => v, j, Named.as('sale-product')).to('named-gl')
       return b.build()
     }
     default:

@@ -51,7 +51,8 @@ export function addGlobalTable<K, V>(builder: StreamsBuilder, topic: string, con
  */
 export function joinGlobal<K, V, GK, GV, VR>(stream: KStream<K, V>, table: GlobalKTable<GK, GV>, keyMapper: (key: K, value: V) => GK | null | undefined, joiner: StreamJoiner<K, V, GV | null, VR>, named: Named | undefined, left: boolean): KStream<K, VR> {
   const b = stream.builder.internal
-  const name = named?.name ?? b.newProcessorName('KSTREAM-LEFTJOIN-')
+  const generated = b.newProcessorName('KSTREAM-LEFTJOIN-')
+  const name = named?.name ?? generated
   const getter = storeGetter<GK, GV>(() => table.queryableStoreName)
   b.topology.addProcessor(name, streamTableJoinProcessor<K, V, GK, GV, VR>(getter, keyMapper, withKey(joiner), left), [stream.nodeName])
   return new KStream<K, VR>(stream.builder, name, stream.keySerde, undefined, stream.repartitionRequired)

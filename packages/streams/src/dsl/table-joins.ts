@@ -162,12 +162,17 @@ export function joinTables<K, V, VO, VR>(
   const [n, m] = named instanceof Named ? [named, materialized] : [undefined, named ?? materialized]
   const b = builder.internal
   const storeName = m ? (m.storeName ?? b.newStoreName('KTABLE-MERGE-')) : undefined
-  const mergeName = n?.name ?? b.newProcessorName('KTABLE-MERGE-')
+  // Kafka Streams 4.4 draws each generated name even when Named replaces it (describe() shows the gaps).
+  const pick = (suffix: string, prefix: string) => {
+    const generated = b.newProcessorName(prefix)
+    return n?.name === undefined ? generated : n.name + suffix
+  }
+  const mergeName = pick('', 'KTABLE-MERGE-')
   copartition(builder, left.nodeName, right.nodeName)
   if (kind !== 'inner') left.enableSendingOldValues(true)
   if (kind === 'outer') right.enableSendingOldValues(true)
-  const thisName = n?.name ? `${n.name}-join-this` : b.newProcessorName('KTABLE-JOINTHIS-')
-  const otherName = n?.name ? `${n.name}-join-other` : b.newProcessorName('KTABLE-JOINOTHER-')
+  const thisName = pick('-join-this', 'KTABLE-JOINTHIS-')
+  const otherName = pick('-join-other', 'KTABLE-JOINOTHER-')
   const leftGetter = left.valueGetter()
   const rightGetter = right.valueGetter()
   const old: OldValues = { enabled: false }

@@ -1,5 +1,5 @@
 import type { Serde } from '@tidelog/client'
-import type { ProcessorContext, ProcessorSupplier } from '../../processor.js'
+import type { ProcessorContext, ProcessorSupplier, StreamPartitioner } from '../../processor.js'
 import { serializeSync, type KeyValueStore, type ValueAndTimestamp } from '../../store.js'
 import { Serdes } from '../../serdes.js'
 import { KTable } from '../ktable.js'
@@ -9,6 +9,33 @@ import { lazySerde, type StreamsBuilder } from '../streams-builder.js'
 import { storeGetter, upstreamSourceTopics, type ValueGetter, type ValueGetterSupplier } from '../table-joins.js'
 import { hashEquals, murmur3Hash128 } from './murmur3.js'
 import { Instruction, combinedKey, combinedKeyPrefix, responseSerde, splitCombinedKey, subscriptionSerde, type Hash, type Subscription, type SubscriptionResponse } from './wrappers.js'
+
+/**
+ * Names and partitioners of a foreign-key join (Java's TableJoined): `partitioner` partitions this
+ * table (responses follow it), `otherPartitioner` the foreign table (subscriptions follow it).
+ */
+export class TableJoined<K, KO> {
+  private constructor(
+    readonly partitioner?: StreamPartitioner<K, void>,
+    readonly otherPartitioner?: StreamPartitioner<KO, void>,
+    readonly name?: string,
+  ) {}
+  static with<K, KO>(partitioner?: StreamPartitioner<K, void>, otherPartitioner?: StreamPartitioner<KO, void>): TableJoined<K, KO> {
+    return new TableJoined(partitioner, otherPartitioner)
+  }
+  static as<K, KO>(name: string): TableJoined<K, KO> {
+    return new TableJoined<K, KO>(undefined, undefined, name)
+  }
+  withPartitioner(p: StreamPartitioner<K, void>): TableJoined<K, KO> {
+    return new TableJoined(p, this.otherPartitioner, this.name)
+  }
+  withOtherPartitioner(p: StreamPartitioner<KO, void>): TableJoined<K, KO> {
+    return new TableJoined(this.partitioner, p, this.name)
+  }
+  withName(name: string): TableJoined<K, KO> {
+    return new TableJoined(this.partitioner, this.otherPartitioner, name)
+  }
+}
 
 type SubscriptionStore<K> = KeyValueStore<Buffer, ValueAndTimestamp<Subscription<K>>>
 
@@ -183,13 +210,18 @@ export function joinOnForeignKey<K, V, KO, VO, VR>(
   extractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined),
   joiner: (value: V | null, other: VO | null) => VR,
   left: boolean,
-  named: Named | Materialized<K, VR> | undefined,
+  named: TableJoined<K, KO> | Named | Materialized<K, VR> | undefined,
   materialized: Materialized<K, VR> | undefined,
 ): KTable<K, VR> {
-  const [n, m] = named instanceof Named ? [named, materialized] : [undefined, named ?? materialized]
+  const [n, m] = named instanceof Named || named instanceof TableJoined ? [named, materialized] : [undefined, named ?? materialized]
+  const joined = n instanceof TableJoined ? n : undefined
   const b = builder.internal
   const t = b.topology
-  const name = (suffix: string, prefix: string) => (n?.name ? n.name + suffix : b.newProcessorName(prefix))
+  // Kafka Streams 4.4 draws each generated name even when TableJoined / Named replaces it.
+  const name = (suffix: string, prefix: string) => {
+    const generated = b.newProcessorName(prefix)
+    return n?.name === undefined ? generated : n.name + suffix
+  }
   other.enableSendingOldValues(true)
   leftTable.enableSendingOldValues(true)
   // Java's Function<V, KO> or BiFunction<K, V, KO> (KIP-1104): told apart by arity.
@@ -206,7 +238,14 @@ export function joinOnForeignKey<K, V, KO, VO, VR>(
   const send = name('-subscription-registration-processor', 'KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-')
   t.addProcessor(send, subscriptionSend<K, V, KO>(extract, fkSerde, valueSerde, left), [leftTable.nodeName])
   const sendSink = name('-subscription-registration-sink', 'KTABLE-SINK-')
-  t.addSink({ name: sendSink, topic: subscriptionTopic, keySerde: fkSerde, valueSerde: subscriptions }, [send])
+  const otherPartitioner = joined?.otherPartitioner
+  t.addSink({
+    name: sendSink,
+    topic: subscriptionTopic,
+    keySerde: fkSerde,
+    valueSerde: subscriptions,
+    ...(otherPartitioner ? { partitioner: (topic: string, fk: KO, _v: unknown, count: number) => otherPartitioner(topic, fk, undefined, count) } : {}),
+  }, [send])
   const subscriptionSource = name('-subscription-registration-source', 'KTABLE-SOURCE-')
   t.addSource({ name: subscriptionSource, topics: [subscriptionTopic], keySerde: fkSerde, valueSerde: subscriptions })
   t.copartitionGroups.push([...new Set([...upstreamSourceTopics(builder, other.nodeName), subscriptionTopic])])
@@ -227,7 +266,14 @@ export function joinOnForeignKey<K, V, KO, VO, VR>(
   t.addInternalTopic({ name: responseTopic, kind: 'repartition' })
   const responseSink = name('-subscription-response-sink', 'KTABLE-SINK-')
   // Java's default response partitioner: back to the partition the subscription came from.
-  t.addSink({ name: responseSink, topic: responseTopic, keySerde: pkSerde, valueSerde: responses, partitioner: (_t, _k, v: SubscriptionResponse<VO>) => v.primaryPartition }, [joinForeign, foreignJoin])
+  const partitioner = joined?.partitioner
+  t.addSink({
+    name: responseSink,
+    topic: responseTopic,
+    keySerde: pkSerde,
+    valueSerde: responses,
+    partitioner: partitioner ? (topic: string, k: K, _v: unknown, count: number) => partitioner(topic, k, undefined, count) : (_t: string, _k: K, v: SubscriptionResponse<VO>) => v.primaryPartition,
+  }, [joinForeign, foreignJoin])
   const responseSource = name('-subscription-response-source', 'KTABLE-SOURCE-')
   t.addSource({ name: responseSource, topics: [responseTopic], keySerde: pkSerde, valueSerde: responses })
   t.copartitionGroups.push([...new Set([...upstreamSourceTopics(builder, leftTable.nodeName), responseTopic])])
