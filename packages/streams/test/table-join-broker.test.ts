@@ -190,4 +190,25 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
       await streams.close()
     }
   })
+
+  it('foreign-key join: each response goes back to the partition its subscription came from, even when the left table is not partitioned by key hash', async () => {
+    await admin.createTopics([{ name: 'fkp-o', partitions: 2 }, { name: 'fkp-p', partitions: 2 }, { name: 'fkp-out', partitions: 1 }])
+    const b = new StreamsBuilder()
+    b.table<string, string>('fkp-o', Consumed.with(S, S))
+      .join(b.table<string, string>('fkp-p', Consumed.with(S, S)), (v: string) => v, (o: string, p: string) => `${o}/${p}`)
+      .toStream()
+      .to('fkp-out')
+    const streams = app(b.build(), 'fkp-app')
+    await streams.start()
+    try {
+      await producer.send([{ topic: 'fkp-p', key: 'p', value: 'P' }])
+      // Explicit partitions: about half of these rows are not where murmur2 of their key would put them.
+      await producer.send(Array.from({ length: 20 }, (_, i) => ({ topic: 'fkp-o', key: `o${i}`, value: 'p', partition: i % 2 })))
+      const out = await readUntil('fkp-out', (l) => l.size === 20, 40_000)
+      expect(out.latest.size).toBe(20)
+      for (let i = 0; i < 20; i++) expect(out.latest.get(`o${i}`)).toBe('p/P')
+    } finally {
+      await streams.close()
+    }
+  })
 })

@@ -11,6 +11,7 @@ import { createInternalTopics, planInternalTopics } from './internal-topics.js'
 import { StateMachine, type KafkaStreamsState, type StateListener } from './state.js'
 import { enforceCopartitioning } from './copartition.js'
 import { GlobalStateThread } from './global-thread.js'
+import { sinkPartitionCounts } from './partition-counts.js'
 import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
 import { StreamsMetadataState, hostAdvertisingAssignor, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
 import type { Serializer } from '../serdes.js'
@@ -54,6 +55,8 @@ export class KafkaStreams {
   private global: GlobalStateThread | undefined
   /** Who holds which partition, for interactive queries (Java's StreamsMetadataState). */
   private readonly metadataState: StreamsMetadataState
+  /** Partition counts for sinks with a StreamPartitioner (see partition-counts.ts). */
+  private sinkPartitions = new Map<string, number>()
 
   constructor(private readonly topology: Topology, private readonly config: StreamsConfig) {
     const appId = config['application.id']
@@ -111,6 +114,7 @@ export class KafkaStreams {
       await enforceCopartitioning(internal, this.admin)
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
+      this.sinkPartitions = await sinkPartitionCounts(internal, this.admin, plan.topics)
       await this.startGlobal()
       await this.consumer.subscribe([...this.topicToSub.keys()], {
         listener: {
@@ -271,6 +275,7 @@ export class KafkaStreams {
           ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
           ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
           wallClock: Date.now,
+          partitionsFor: (topic) => this.sinkPartitions.get(topic),
           ...(this.global ? { globalStores: this.global.stores } : {}),
           ...(this.config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: this.config['default.deserialization.exception.handler'] } : {}),
           ...(this.config['default.production.exception.handler'] ? { productionExceptionHandler: this.config['default.production.exception.handler'] } : {}),
