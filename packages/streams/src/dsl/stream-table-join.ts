@@ -1,8 +1,8 @@
 import type { Serde } from '@tidelog/client'
-import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
+import type { ProcessorSupplier } from '../processor.js'
 import { KStream, createRepartitionedSource } from './kstream.js'
 import type { KTable } from './ktable.js'
-import { copartition, type ValueGetter, type ValueGetterSupplier } from './table-joins.js'
+import { contextual, copartition, type ValueGetter, type ValueGetterSupplier } from './table-joins.js'
 
 /** Serdes and name of a stream-table join (Java's Joined): the name also names the repartition topic a key change needs. */
 export class Joined<K, V, VO> {
@@ -56,25 +56,15 @@ export function streamTableJoinProcessor<K, V, KT, VT, VR>(
   joiner: (key: K, value: V, other: VT | null) => VR,
   left: boolean,
 ): ProcessorSupplier<K, V, K, VR> {
-  return () => {
-    let ctx!: ProcessorContext<K, VR>
-    let get!: ValueGetter<KT, VT>
-    return {
-      init: (c: ProcessorContext<K, VR>) => {
-        ctx = c
-        get = table.get(c)
-      },
-      process: (r) => {
-        const mapped = keyMapper(r.key, r.value)
-        const nullKey = r.key === null || r.key === undefined
-        const keep = left && nullKey && r.value !== null && r.value !== undefined
-        if (!keep && (mapped === null || mapped === undefined || r.value === null || r.value === undefined)) return
-        const other = mapped === null || mapped === undefined ? undefined : get(mapped)
-        if (!left && other === undefined) return
-        ctx.forward(r.withValue(joiner(r.key, r.value, other === undefined ? null : other.value)))
-      },
-    }
-  }
+  return contextual<K, V, K, VR, ValueGetter<KT, VT>>((c) => table.get(c), (r, ctx, get) => {
+    const mapped = keyMapper(r.key, r.value)
+    const nullKey = r.key === null || r.key === undefined
+    const keep = left && nullKey && r.value !== null && r.value !== undefined
+    if (!keep && (mapped === null || mapped === undefined || r.value === null || r.value === undefined)) return
+    const other = mapped === null || mapped === undefined ? undefined : get(mapped)
+    if (!left && other === undefined) return
+    ctx.forward(r.withValue(joiner(r.key, r.value, other === undefined ? null : other.value)))
+  })
 }
 
 /** The repartitioned source last made for a stream's join (Java's KStreamImpl.repartitionNode). */

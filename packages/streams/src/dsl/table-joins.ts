@@ -1,5 +1,6 @@
 import type { Serde } from '@tidelog/client'
 import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
+import type { Record } from '../record.js'
 import type { KeyValueStore, ValueAndTimestamp } from '../store.js'
 import { KTable } from './ktable.js'
 import { Materialized, Named } from './options.js'
@@ -17,6 +18,24 @@ export type ValueGetter<K, V> = (key: K) => ValueAndTimestamp<V> | undefined
 export interface ValueGetterSupplier<K, V> {
   storeNames(): string[]
   get(ctx: ProcessorContext<any, any>): ValueGetter<K, V>
+}
+
+/**
+ * A processor whose per-task state (stores, value getters) is set up once at init: `setup` runs
+ * with the task's context, `process` gets each record with that context and state.
+ */
+export function contextual<KIn, VIn, KOut, VOut, T>(setup: (ctx: ProcessorContext<KOut, VOut>) => T, process: (record: Record<KIn, VIn>, ctx: ProcessorContext<KOut, VOut>, state: T) => void): ProcessorSupplier<KIn, VIn, KOut, VOut> {
+  return () => {
+    let ctx!: ProcessorContext<KOut, VOut>
+    let state!: T
+    return {
+      init: (c) => {
+        ctx = c
+        state = setup(c)
+      },
+      process: (r) => process(r, ctx, state),
+    }
+  }
 }
 
 /** Java's UNKNOWN timestamp: a missing side does not raise the result's timestamp. */
@@ -61,47 +80,37 @@ type Joiner<V1, V2, VR> = (left: V1 | null, right: V2 | null) => VR
 type SideMode = 'inner' | 'left' | 'right' | 'outer'
 
 function joinSide<K, V1, V2, VR>(mode: SideMode, other: ValueGetterSupplier<K, V2>, joiner: (v1: V1 | null, v2: V2 | null) => VR, old: OldValues): ProcessorSupplier<K, Change<V1>, K, Change<VR>> {
-  return () => {
-    let ctx!: ProcessorContext<K, Change<VR>>
-    let get!: ValueGetter<K, V2>
-    return {
-      init: (c) => {
-        ctx = c
-        get = other.get(c)
-      },
-      process: (r) => {
-        if (r.key === null || r.key === undefined) return
-        const o = get(r.key)
-        const v2 = o === undefined ? null : o.value
-        const { newValue, oldValue } = r.value
-        let nv: VR | null = null
-        let ov: VR | null = null
-        let ts: number
-        if (mode === 'inner' || mode === 'right') {
-          if (v2 === null) return
-          ts = Math.max(r.timestamp, o!.timestamp)
-          if (mode === 'right') {
-            nv = joiner(newValue, v2)
-            if (old.enabled) ov = joiner(oldValue, v2)
-          } else {
-            if (newValue !== null) nv = joiner(newValue, v2)
-            if (old.enabled && oldValue !== null) ov = joiner(oldValue, v2)
-          }
-        } else {
-          if (v2 === null && newValue === null && oldValue === null) return
-          ts = Math.max(r.timestamp, v2 === null ? UNKNOWN : o!.timestamp)
-          if (mode === 'left') {
-            if (newValue !== null) nv = joiner(newValue, v2)
-            if (old.enabled && oldValue !== null) ov = joiner(oldValue, v2)
-          } else {
-            if (v2 !== null || newValue !== null) nv = joiner(newValue, v2)
-            if (old.enabled && (v2 !== null || oldValue !== null)) ov = joiner(oldValue, v2)
-          }
-        }
-        ctx.forward(r.withValue({ newValue: nv, oldValue: ov }).withTimestamp(ts))
-      },
+  return contextual<K, Change<V1>, K, Change<VR>, ValueGetter<K, V2>>((c) => other.get(c), (r, ctx, get) => {
+    if (r.key === null || r.key === undefined) return
+    const o = get(r.key)
+    const v2 = o === undefined ? null : o.value
+    const { newValue, oldValue } = r.value
+    let nv: VR | null = null
+    let ov: VR | null = null
+    let ts: number
+    if (mode === 'inner' || mode === 'right') {
+      if (v2 === null) return
+      ts = Math.max(r.timestamp, o!.timestamp)
+      if (mode === 'right') {
+        nv = joiner(newValue, v2)
+        if (old.enabled) ov = joiner(oldValue, v2)
+      } else {
+        if (newValue !== null) nv = joiner(newValue, v2)
+        if (old.enabled && oldValue !== null) ov = joiner(oldValue, v2)
+      }
+    } else {
+      if (v2 === null && newValue === null && oldValue === null) return
+      ts = Math.max(r.timestamp, v2 === null ? UNKNOWN : o!.timestamp)
+      if (mode === 'left') {
+        if (newValue !== null) nv = joiner(newValue, v2)
+        if (old.enabled && oldValue !== null) ov = joiner(oldValue, v2)
+      } else {
+        if (v2 !== null || newValue !== null) nv = joiner(newValue, v2)
+        if (old.enabled && (v2 !== null || oldValue !== null)) ov = joiner(oldValue, v2)
+      }
     }
-  }
+    ctx.forward(r.withValue({ newValue: nv, oldValue: ov }).withTimestamp(ts))
+  })
 }
 
 /** The join's own getter when it is not materialized (Java's KTableKTable*JoinValueGetter): both sides read and joined on the fly. */
@@ -127,20 +136,13 @@ function joinGetter<K, V1, V2, VR>(kind: TableJoinKind, left: ValueGetterSupplie
 
 /** Java's KTableKTableJoinMerger: the two sides' results as one table, stored when materialized. */
 function merger<K, VR>(storeName: string | undefined, old: OldValues): ProcessorSupplier<K, Change<VR>, K, Change<VR>> {
-  return () => {
-    let ctx!: ProcessorContext<K, Change<VR>>
-    let store: KeyValueStore<K, ValueAndTimestamp<VR>> | undefined
-    return {
-      init: (c) => {
-        ctx = c
-        if (storeName !== undefined) store = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<VR>>>(storeName)
-      },
-      process: (r) => {
-        if (store) store.put(r.key, r.value.newValue === null ? null : { value: r.value.newValue, timestamp: r.timestamp })
-        ctx.forward(old.enabled ? r : r.withValue({ newValue: r.value.newValue, oldValue: null }))
-      },
-    }
-  }
+  return contextual<K, Change<VR>, K, Change<VR>, KeyValueStore<K, ValueAndTimestamp<VR>> | undefined>(
+    (c) => (storeName === undefined ? undefined : c.getStateStore<KeyValueStore<K, ValueAndTimestamp<VR>>>(storeName)),
+    (r, ctx, store) => {
+      if (store) store.put(r.key, r.value.newValue === null ? null : { value: r.value.newValue, timestamp: r.timestamp })
+      ctx.forward(old.enabled ? r : r.withValue({ newValue: r.value.newValue, oldValue: null }))
+    },
+  )
 }
 
 /**

@@ -6,7 +6,7 @@ import { KTable } from '../ktable.js'
 import { Materialized, Named } from '../options.js'
 import { tableSourceProcessor, type Change, type OldValues } from '../processors.js'
 import { lazySerde, type StreamsBuilder } from '../streams-builder.js'
-import { storeGetter, upstreamSourceTopics, type ValueGetter, type ValueGetterSupplier } from '../table-joins.js'
+import { contextual, storeGetter, upstreamSourceTopics, type ValueGetter, type ValueGetterSupplier } from '../table-joins.js'
 import { hashEquals, murmur3Hash128 } from './murmur3.js'
 import { Instruction, combinedKey, combinedKeyPrefix, responseSerde, splitCombinedKey, subscriptionSerde, type Hash, type Subscription, type SubscriptionResponse } from './wrappers.js'
 
@@ -99,76 +99,46 @@ interface Subscribed<K, KO> {
 
 /** Java's SubscriptionReceiveProcessorSupplier: keeps each (foreign key, primary key) subscription in the store, or drops it on a delete. */
 function subscriptionReceive<K, KO>(storeName: string, fkSerde: Serde<KO>, pkSerde: Serde<K>): ProcessorSupplier<KO | null, Subscription<K>, KO | null, Subscribed<K, KO>> {
-  return () => {
-    let ctx!: ProcessorContext<KO | null, Subscribed<K, KO>>
-    let store!: SubscriptionStore<K>
-    return {
-      init: (c) => {
-        ctx = c
-        store = c.getStateStore(storeName)
-      },
-      process: (r) => {
-        const s = r.value
-        if ((r.key === null || r.key === undefined) && s.instruction !== Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE) return
-        if (r.key !== null && r.key !== undefined) {
-          const key = combinedKey(serializeSync(fkSerde, r.key, true), serializeSync(pkSerde, s.primaryKey, true))
-          if (s.instruction === Instruction.DELETE_KEY_AND_PROPAGATE || s.instruction === Instruction.DELETE_KEY_NO_PROPAGATE) store.delete(key)
-          else store.put(key, { value: s, timestamp: r.timestamp })
-        }
-        ctx.forward(r.withValue({ foreignKey: r.key ?? null, subscription: s, timestamp: r.timestamp }))
-      },
+  return contextual<KO | null, Subscription<K>, KO | null, Subscribed<K, KO>, SubscriptionStore<K>>((c) => c.getStateStore(storeName), (r, ctx, store) => {
+    const s = r.value
+    if ((r.key === null || r.key === undefined) && s.instruction !== Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE) return
+    if (r.key !== null && r.key !== undefined) {
+      const key = combinedKey(serializeSync(fkSerde, r.key, true), serializeSync(pkSerde, s.primaryKey, true))
+      if (s.instruction === Instruction.DELETE_KEY_AND_PROPAGATE || s.instruction === Instruction.DELETE_KEY_NO_PROPAGATE) store.delete(key)
+      else store.put(key, { value: s, timestamp: r.timestamp })
     }
-  }
+    ctx.forward(r.withValue({ foreignKey: r.key ?? null, subscription: s, timestamp: r.timestamp }))
+  })
 }
 
 /** Java's SubscriptionJoinProcessorSupplier: answers a subscription with the foreign row's current value, as its instruction says. */
 function subscriptionJoin<K, KO, VO>(foreign: ValueGetterSupplier<KO, VO>): ProcessorSupplier<KO | null, Subscribed<K, KO>, K, SubscriptionResponse<VO>> {
-  return () => {
-    let ctx!: ProcessorContext<K, SubscriptionResponse<VO>>
-    let get!: ValueGetter<KO, VO>
-    return {
-      init: (c) => {
-        ctx = c
-        get = foreign.get(c)
-      },
-      process: (r) => {
-        const { subscription: s, foreignKey, timestamp } = r.value
-        const fv = foreignKey === null ? undefined : get(foreignKey)
-        const ts = fv === undefined ? timestamp : Math.max(timestamp, fv.timestamp)
-        const answer = (foreignValue: VO | null) => ctx.forward(r.withKey(s.primaryKey).withValue({ hash: s.hash, foreignValue, primaryPartition: s.primaryPartition }).withTimestamp(ts))
-        switch (s.instruction) {
-          case Instruction.DELETE_KEY_AND_PROPAGATE: return answer(null)
-          case Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE: return answer(fv === undefined ? null : fv.value)
-          case Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE: if (fv !== undefined) answer(fv.value); return
-          case Instruction.DELETE_KEY_NO_PROPAGATE: return
-        }
-      },
+  return contextual<KO | null, Subscribed<K, KO>, K, SubscriptionResponse<VO>, ValueGetter<KO, VO>>((c) => foreign.get(c), (r, ctx, get) => {
+    const { subscription: s, foreignKey, timestamp } = r.value
+    const fv = foreignKey === null ? undefined : get(foreignKey)
+    const ts = fv === undefined ? timestamp : Math.max(timestamp, fv.timestamp)
+    const answer = (foreignValue: VO | null) => ctx.forward(r.withKey(s.primaryKey).withValue({ hash: s.hash, foreignValue, primaryPartition: s.primaryPartition }).withTimestamp(ts))
+    switch (s.instruction) {
+      case Instruction.DELETE_KEY_AND_PROPAGATE: return answer(null)
+      case Instruction.PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE: return answer(fv === undefined ? null : fv.value)
+      case Instruction.PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE: if (fv !== undefined) answer(fv.value); return
+      case Instruction.DELETE_KEY_NO_PROPAGATE: return
     }
-  }
+  })
 }
 
 /** Java's ForeignTableJoinProcessorSupplier: a foreign-table update answers every subscriber of its key (a prefix scan of the store). */
 function foreignTableJoin<K, KO, VO>(storeName: string, fkSerde: Serde<KO>): ProcessorSupplier<KO, Change<VO>, K, SubscriptionResponse<VO>> {
-  return () => {
-    let ctx!: ProcessorContext<K, SubscriptionResponse<VO>>
-    let store!: SubscriptionStore<K>
-    return {
-      init: (c) => {
-        ctx = c
-        store = c.getStateStore(storeName)
-      },
-      process: (r) => {
-        if (r.key === null || r.key === undefined) return
-        const prefix = combinedKeyPrefix(serializeSync(fkSerde, r.key, true))
-        for (const { key, value } of store.range(prefix, undefined)) {
-          if (key.length < prefix.length || !key.subarray(0, prefix.length).equals(prefix)) break
-          if (!splitCombinedKey(key).foreignKey.equals(prefix.subarray(4))) continue
-          const s = value.value
-          ctx.forward(r.withKey(s.primaryKey).withValue({ hash: s.hash, foreignValue: r.value.newValue, primaryPartition: s.primaryPartition }))
-        }
-      },
+  return contextual<KO, Change<VO>, K, SubscriptionResponse<VO>, SubscriptionStore<K>>((c) => c.getStateStore(storeName), (r, ctx, store) => {
+    if (r.key === null || r.key === undefined) return
+    const prefix = combinedKeyPrefix(serializeSync(fkSerde, r.key, true))
+    for (const { key, value } of store.range(prefix, undefined)) {
+      if (key.length < prefix.length || !key.subarray(0, prefix.length).equals(prefix)) break
+      if (!splitCombinedKey(key).foreignKey.equals(prefix.subarray(4))) continue
+      const s = value.value
+      ctx.forward(r.withKey(s.primaryKey).withValue({ hash: s.hash, foreignValue: r.value.newValue, primaryPartition: s.primaryPartition }))
     }
-  }
+  })
 }
 
 /**
@@ -177,23 +147,13 @@ function foreignTableJoin<K, KO, VO>(storeName: string, fkSerde: Serde<KO>): Pro
  * again since) is dropped.
  */
 function responseJoin<K, V, VO, VR>(primary: ValueGetterSupplier<K, V>, valueSerde: Serde<V>, joiner: (v: V | null, vo: VO | null) => VR, left: boolean): ProcessorSupplier<K, SubscriptionResponse<VO>, K, VR | null> {
-  return () => {
-    let ctx!: ProcessorContext<K, VR | null>
-    let get!: ValueGetter<K, V>
-    return {
-      init: (c) => {
-        ctx = c
-        get = primary.get(c)
-      },
-      process: (r) => {
-        const current = get(r.key)
-        const hash = current === undefined ? null : murmur3Hash128(serializeSync(valueSerde, current.value, false))
-        if (!hashEquals(r.value.hash, hash)) return
-        const tombstone = r.value.foreignValue === null && (!left || current === undefined)
-        ctx.forward(r.withValue(tombstone ? null : joiner(current === undefined ? null : current.value, r.value.foreignValue)))
-      },
-    }
-  }
+  return contextual<K, SubscriptionResponse<VO>, K, VR | null, ValueGetter<K, V>>((c) => primary.get(c), (r, ctx, get) => {
+    const current = get(r.key)
+    const hash = current === undefined ? null : murmur3Hash128(serializeSync(valueSerde, current.value, false))
+    if (!hashEquals(r.value.hash, hash)) return
+    const tombstone = r.value.foreignValue === null && (!left || current === undefined)
+    ctx.forward(r.withValue(tombstone ? null : joiner(current === undefined ? null : current.value, r.value.foreignValue)))
+  })
 }
 
 /**
