@@ -75,6 +75,9 @@ describe('interactive queries on two KafkaStreams instances over the tidelog bro
       expect(() => a.store(params)).toThrow(StreamsNotStartedException)
       servers.push(await startKeyQueryServer(a, { applicationServer: `127.0.0.1:${pa}`, keySerializer: S }))
       servers.push(await startKeyQueryServer(b, { applicationServer: `127.0.0.1:${pb}`, keySerializer: S }))
+      // Before the first assignment nothing is known: the helper says "retry" (503), it does not guess.
+      const early = await fetch(`http://127.0.0.1:${servers[0]!.port}/stores/q-counts/keys/k0`)
+      expect([early.status, ((await early.json()) as { error: string }).error]).toEqual([503, 'InvalidStateStoreException'])
       await a.start()
       await until('A is RUNNING', () => a.state === 'RUNNING')
       await b.start()
