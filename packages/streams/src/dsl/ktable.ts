@@ -46,7 +46,7 @@ export class KTable<K, V> {
    * joins the row of `other` whose key the extractor reads from its value.
    */
   join<VO, VR>(other: KTable<K, VO>, joiner: (value: V, other: VO) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
-  join<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO) => VR, named?: TableJoined<K, KO> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  join<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO) => VR, named?: TableJoined<K, NoInfer<KO>> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
   join(other: KTable<any, any>, a: any, b?: any, c?: any, d?: any): KTable<K, any> {
     if (typeof b === 'function') return joinOnForeignKey(this.builder, this, other, a, b, false, c, d)
     return joinTables(this.builder, this, other, a, 'inner', b, c)
@@ -54,7 +54,7 @@ export class KTable<K, V> {
 
   /** KTable-KTable left join: every key of this table, with null while the other side has none (or, with an extractor, the foreign-key left join). */
   leftJoin<VO, VR>(other: KTable<K, VO>, joiner: (value: V, other: VO | null) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
-  leftJoin<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO | null) => VR, named?: TableJoined<K, KO> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  leftJoin<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO | null) => VR, named?: TableJoined<K, NoInfer<KO>> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
   leftJoin(other: KTable<any, any>, a: any, b?: any, c?: any, d?: any): KTable<K, any> {
     if (typeof b === 'function') return joinOnForeignKey(this.builder, this, other, a, b, true, c, d)
     return joinTables(this.builder, this, other, a, 'left', b, c)

@@ -20,10 +20,10 @@ export class TableJoined<K, KO> {
     readonly otherPartitioner?: StreamPartitioner<KO, void>,
     readonly name?: string,
   ) {}
-  static with<K, KO>(partitioner?: StreamPartitioner<K, void>, otherPartitioner?: StreamPartitioner<KO, void>): TableJoined<K, KO> {
+  static with<K = any, KO = any>(partitioner?: StreamPartitioner<K, void>, otherPartitioner?: StreamPartitioner<KO, void>): TableJoined<K, KO> {
     return new TableJoined(partitioner, otherPartitioner)
   }
-  static as<K, KO>(name: string): TableJoined<K, KO> {
+  static as<K = any, KO = any>(name: string): TableJoined<K, KO> {
     return new TableJoined<K, KO>(undefined, undefined, name)
   }
   withPartitioner(p: StreamPartitioner<K, void>): TableJoined<K, KO> {
