@@ -5,7 +5,7 @@ import { startBroker, type Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, it } from 'vitest'
 import { Consumed, KafkaStreams, Materialized, QueryableStoreTypes, Serdes, StoreQueryParameters, StreamsBuilder, TopologyException, type Topology } from '@tidelog/streams'
 
 const S = Serdes.String()
@@ -81,8 +81,9 @@ function app(topology: Topology, id: string): KafkaStreams {
   return new KafkaStreams(topology, { 'application.id': id, 'bootstrap.servers': brokers, 'default.key.serde': S, 'default.value.serde': S, 'commit.interval.ms': 100 })
 }
 
-describe('joins on KafkaStreams over the tidelog broker', () => {
-  it('stream-table join and leftJoin after a key change: the repartition topic gets the table\'s partition count, and each order is enriched from the table', async () => {
+// Concurrent: each test has its own topics and application id; most of the time is waiting for the group.
+describe.concurrent('joins on KafkaStreams over the tidelog broker', () => {
+  it('stream-table join and leftJoin after a key change: the repartition topic gets the table\'s partition count, and each order is enriched from the table', async ({ expect }) => {
     await admin.createTopics([
       { name: 'j-customers', partitions: 2 },
       { name: 'j-orders', partitions: 3 },
@@ -114,7 +115,7 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
     expect(streams.state).toBe('NOT_RUNNING')
   })
 
-  it('refuses to start when the two sides of a join have different partition counts (TopologyException, as Java)', async () => {
+  it('refuses to start when the two sides of a join have different partition counts (TopologyException, as Java)', async ({ expect }) => {
     await admin.createTopics([{ name: 'cp-table', partitions: 2 }, { name: 'cp-stream', partitions: 3 }])
     const b = new StreamsBuilder()
     b.stream<string, string>('cp-stream').join(b.table<string, string>('cp-table'), (a: string, c: string) => a + c).to('cp-out')
@@ -126,7 +127,7 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
     expect(streams.state).toBe('ERROR')
   })
 
-  it('GlobalKTable: restored from every partition before any stream record is processed; the stream needs no co-partitioning', async () => {
+  it('GlobalKTable: restored from every partition before any stream record is processed; the stream needs no co-partitioning', async ({ expect }) => {
     await admin.createTopics([{ name: 'g-products', partitions: 3 }, { name: 'g-sales', partitions: 1 }, { name: 'g-out', partitions: 1 }])
     const products = Array.from({ length: 30 }, (_, i) => ({ topic: 'g-products', key: `p${i}`, value: `product-${i}` }))
     await producer.send(products)
@@ -157,7 +158,7 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
     }
   })
 
-  it('foreign-key join (inner and left) across tables with different partition counts: the subscription topic follows the foreign table, the response topic the left one', async () => {
+  it('foreign-key join (inner and left) across tables with different partition counts: the subscription topic follows the foreign table, the response topic the left one', async ({ expect }) => {
     await admin.createTopics([{ name: 'fk-o', partitions: 2 }, { name: 'fk-p', partitions: 3 }, { name: 'fk-out', partitions: 1 }, { name: 'fk-out-left', partitions: 1 }])
     const b = new StreamsBuilder()
     const orders = b.table<string, string>('fk-o', Consumed.with(S, S))
@@ -191,7 +192,7 @@ describe('joins on KafkaStreams over the tidelog broker', () => {
     }
   })
 
-  it('foreign-key join: each response goes back to the partition its subscription came from, even when the left table is not partitioned by key hash', async () => {
+  it('foreign-key join: each response goes back to the partition its subscription came from, even when the left table is not partitioned by key hash', async ({ expect }) => {
     await admin.createTopics([{ name: 'fkp-o', partitions: 2 }, { name: 'fkp-p', partitions: 2 }, { name: 'fkp-out', partitions: 1 }])
     const b = new StreamsBuilder()
     b.table<string, string>('fkp-o', Consumed.with(S, S))
