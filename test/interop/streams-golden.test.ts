@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { peerUnavailable } from '../helpers/kafka.js'
 import { kafkaLibsVersion, recordPeer } from '../helpers/peers.js'
-import { GOLDEN, runJavaGolden, STREAMS_VERSION } from '../streams-java/golden.js'
+import { GOLDEN, JOIN_GOLDEN, runJavaGolden, runJavaJoinGolden, STREAMS_VERSION } from '../streams-java/golden.js'
 import { runJavaWindows, WINDOWS_GOLDEN } from '../streams-java/windows.js'
 
 /**
@@ -44,5 +44,18 @@ describe(`Kafka Streams ${STREAMS_VERSION} TopologyTestDriver`, () => {
     const golden = JSON.parse(readFileSync(WINDOWS_GOLDEN, 'utf8')) as typeof java
     expect(java.kafkaStreamsVersion).toBe(STREAMS_VERSION)
     expect(java).toEqual(golden)
+  })
+
+  it('prints exactly the checked-in join golden outputs (JoinTopologies.java: every join kind)', async (ctx) => {
+    let result: Awaited<ReturnType<typeof runJavaJoinGolden>>
+    try {
+      result = await runJavaJoinGolden()
+    } catch (e) {
+      ctx.skip(peerUnavailable('Kafka Streams (Java)', e))
+      return
+    }
+    const java = JSON.parse(result.stdout) as { kafkaStreamsVersion: string; topologies: object }
+    expect(java.kafkaStreamsVersion).toBe(STREAMS_VERSION)
+    expect(java).toEqual(JSON.parse(readFileSync(JOIN_GOLDEN, 'utf8')))
   })
 })

@@ -169,22 +169,27 @@ public final class GoldenTopologies {
     }
 
     public static void main(final String[] args) throws Exception {
+        printAll(args[0], GoldenTopologies::build);
+    }
+
+    /** Runs every topology named in the inputs file and prints the golden JSON; JoinTopologies.java uses it too. */
+    static void printAll(final String inputsFile, final java.util.function.Function<String, Topology> builder) throws Exception {
         final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        final JsonNode inputs = json.readTree(new File(args[0]));
+        final JsonNode inputs = json.readTree(new File(inputsFile));
         final Map<String, Object> out = new LinkedHashMap<>();
         out.put("kafkaStreamsVersion", AppInfoParser.getVersion());
         final Map<String, Object> topologies = new LinkedHashMap<>();
         final Iterator<String> names = inputs.fieldNames();
         while (names.hasNext()) {
             final String name = names.next();
-            topologies.put(name, run(name, inputs.get(name)));
+            topologies.put(name, run(builder.apply(name), inputs.get(name)));
         }
         out.put("topologies", topologies);
         System.out.println(json.writeValueAsString(out));
     }
 
-    static Map<String, Object> run(final String name, final JsonNode spec) {
-        final Topology topology = build(name);
+    /** Runs one topology on one spec's steps. */
+    static Map<String, Object> run(final Topology topology, final JsonNode spec) {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "golden-app");
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);

@@ -39,11 +39,39 @@ export async function fetchKafkaStreams(version: string = STREAMS_VERSION): Prom
   return libs
 }
 
+/** Both Java programs, compiled once per process (one javac run serves the golden and the join program). */
+const compiled = new Map<string, Promise<{ libs: string; out: string }>>()
+function compileJava(version: string): Promise<{ libs: string; out: string }> {
+  let p = compiled.get(version)
+  if (p === undefined) {
+    p = (async () => {
+      const libs = await fetchKafkaStreams(version)
+      const out = mkdtempSync(join(tmpdir(), 'tidelog-streams-javac-'))
+      await run(java('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'GoldenTopologies.java'), join(here, 'JoinTopologies.java')], { timeout: 180_000 })
+      return { libs, out }
+    })()
+    compiled.set(version, p)
+    p.catch(() => compiled.delete(version))
+  }
+  return p
+}
+
+export const JOIN_INPUTS = fileURLToPath(new URL('../../packages/streams/test/golden/joins-inputs.json', import.meta.url))
+export const JOIN_GOLDEN = fileURLToPath(new URL('../../packages/streams/test/golden/joins-java-outputs.json', import.meta.url))
+
+/** Compiles and runs JoinTopologies.java (which reuses GoldenTopologies' run loop) on the join inputs. */
+export async function runJavaJoinGolden(version: string = STREAMS_VERSION): Promise<{ stdout: string; libs: string }> {
+  const { libs, out } = await compileJava(version)
+  const { stdout } = await run(java('java'), ['-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${out}:${libs}/*`, 'JoinTopologies', JOIN_INPUTS], {
+    timeout: 180_000,
+    maxBuffer: 16 * 1024 * 1024,
+  })
+  return { stdout, libs }
+}
+
 /** Compiles and runs GoldenTopologies.java; returns what it printed (the golden JSON text) and the jar folder. */
 export async function runJavaGolden(version: string = STREAMS_VERSION): Promise<{ stdout: string; libs: string }> {
-  const libs = await fetchKafkaStreams(version)
-  const out = mkdtempSync(join(tmpdir(), 'tidelog-streams-javac-'))
-  await run(java('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'GoldenTopologies.java')], { timeout: 180_000 })
+  const { libs, out } = await compileJava(version)
   const { stdout } = await run(java('java'), ['-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${out}:${libs}/*`, 'GoldenTopologies', INPUTS], {
     timeout: 180_000,
     maxBuffer: 16 * 1024 * 1024,

@@ -29,6 +29,8 @@ export interface StreamsConfig {
   'commit.interval.ms'?: number
   'num.stream.threads'?: number
   'replication.factor'?: number
+  /** host:port where this instance answers interactive queries (advertised to the other instances). */
+  'application.server'?: string
   'default.deserialization.exception.handler'?: DeserializationExceptionHandler
   'default.production.exception.handler'?: ProductionExceptionHandler
   /** Where task directories and their `.checkpoint` files live (default `<os tmpdir>/kafka-streams`, as Java's). */

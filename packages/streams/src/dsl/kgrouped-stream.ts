@@ -2,6 +2,7 @@ import type { Serde } from '@tidelog/client'
 import { Serdes } from '../serdes.js'
 import { createRepartitionedSource } from './kstream.js'
 import { KTable } from './ktable.js'
+import { storeGetter } from './table-joins.js'
 import { Materialized, Named } from './options.js'
 import { aggregateProcessor, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
@@ -67,6 +68,8 @@ export class KGroupedStream<K, V> {
     const old: OldValues = { enabled: false }
     b.topology.addProcessor(name, supplier(storeName, old), [parent])
     b.addKeyValueStore(storeName, keySerde, valueSerde, name, materialized, this.builder.defaults)
-    return new KTable<K, A>(this.builder, name, keySerde, valueSerde, materialized?.storeName, old)
+    const table = new KTable<K, A>(this.builder, name, keySerde, valueSerde, materialized?.storeName, old)
+    table.valueGetterSupplier = storeGetter(() => storeName)
+    return table
   }
 }

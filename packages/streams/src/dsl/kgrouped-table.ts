@@ -2,6 +2,7 @@ import type { Serde } from '@tidelog/client'
 import { Serdes } from '../serdes.js'
 import { changeSerde } from './change-serde.js'
 import { KTable } from './ktable.js'
+import { storeGetter } from './table-joins.js'
 import { Materialized, Named } from './options.js'
 import { tableAggregateProcessor, type OldValues } from './processors.js'
 import { lazySerde, type StreamsBuilder } from './streams-builder.js'
@@ -58,6 +59,8 @@ export class KGroupedTable<K, V> {
     b.topology.addProcessor(name, supplier(storeName, old), [source])
     const storeKeySerde = materialized?.keySerde ?? keySerde
     b.addKeyValueStore(storeName, storeKeySerde, valueSerde, name, materialized, this.builder.defaults)
-    return new KTable<K, A>(this.builder, name, storeKeySerde, valueSerde, materialized?.storeName, old)
+    const table = new KTable<K, A>(this.builder, name, storeKeySerde, valueSerde, materialized?.storeName, old)
+    table.valueGetterSupplier = storeGetter(() => storeName)
+    return table
   }
 }

@@ -7,6 +7,9 @@ import { ops, type KeyValuePair } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
 import { joinStreams, StreamJoined, type ValueJoiner } from './stream-stream-join.js'
 import type { JoinWindows } from '../windows/windows.js'
+import type { KTable } from './ktable.js'
+import { GlobalKTable, joinGlobal } from './global-ktable.js'
+import { joinStreamTable, type Joined, type StreamJoiner } from './stream-table-join.js'
 
 /**
  * Adds the repartition topic after a key change (Java's createRepartitionedSource): a filter,
@@ -158,14 +161,32 @@ export class KStream<K, V> {
     return new KStream<K, V>(this.builder, source, repartitioned.keySerde ?? this.keySerde, valueSerde, false)
   }
 
-  /** Windowed inner join with another stream (Java's KStream#join with JoinWindows); both must be co-partitioned by key. */
-  join<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO, VR, K>, windows: JoinWindows, joined: StreamJoined<K, V, VO> = StreamJoined.with<K, V, VO>()): KStream<K, VR> {
-    return joinStreams(this, other, joiner, windows, joined, false, false)
+  /**
+   * Windowed KStream-KStream inner join (Java's KStream#join with JoinWindows; both sides
+   * co-partitioned by key), KStream-KTable inner join (only stream records trigger; no match, no
+   * output), or KStream-GlobalKTable join through `keyMapper` (the global table's key for each record).
+   */
+  join<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO, VR, K>, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>
+  join<VO, VR>(table: KTable<K, VO>, joiner: StreamJoiner<K, V, VO, VR>, joined?: Joined<K, V, VO>): KStream<K, VR>
+  join<GK, GV, VR>(table: GlobalKTable<GK, GV>, keyMapper: (key: K, value: V) => GK | null | undefined, joiner: StreamJoiner<K, V, GV, VR>, named?: Named): KStream<K, VR>
+  join(other: KStream<K, any> | KTable<K, any> | GlobalKTable<any, any>, a: any, b?: any, c?: any): KStream<K, any> {
+    if (other instanceof KStream) return joinStreams(this, other, a, b, c ?? StreamJoined.with(), false, false)
+    if (other instanceof GlobalKTable) return joinGlobal(this, other, a, b, c, false)
+    return joinStreamTable(this, other, a, b, false)
   }
 
-  /** Every record of this stream appears: joined, or with a null right value once its window has closed. */
-  leftJoin<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO | null, VR, K>, windows: JoinWindows, joined: StreamJoined<K, V, VO> = StreamJoined.with<K, V, VO>()): KStream<K, VR> {
-    return joinStreams(this, other, joiner as ValueJoiner<V, VO, VR, K>, windows, joined, true, false)
+  /**
+   * As join, but every record of this stream gives a result: with another stream, joined or with
+   * a null right value once its window has closed; with a table, the table side is null when it
+   * has no match.
+   */
+  leftJoin<VO, VR>(other: KStream<K, VO>, joiner: ValueJoiner<V, VO | null, VR, K>, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>
+  leftJoin<VO, VR>(table: KTable<K, VO>, joiner: StreamJoiner<K, V, VO | null, VR>, joined?: Joined<K, V, VO>): KStream<K, VR>
+  leftJoin<GK, GV, VR>(table: GlobalKTable<GK, GV>, keyMapper: (key: K, value: V) => GK | null | undefined, joiner: StreamJoiner<K, V, GV | null, VR>, named?: Named): KStream<K, VR>
+  leftJoin(other: KStream<K, any> | KTable<K, any> | GlobalKTable<any, any>, a: any, b?: any, c?: any): KStream<K, any> {
+    if (other instanceof KStream) return joinStreams(this, other, a, b, c ?? StreamJoined.with(), true, false)
+    if (other instanceof GlobalKTable) return joinGlobal(this, other, a, b, c, true)
+    return joinStreamTable(this, other, a, b, true)
   }
 
   /** Every record of both streams appears: joined, or with null on the missing side once its window has closed. */

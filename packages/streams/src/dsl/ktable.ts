@@ -5,10 +5,12 @@ import { Grouped, Materialized, Named } from './options.js'
 import { ops, type KeyValuePair, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
 import { suppressTable, type Suppressed } from '../windows/suppress.js'
+import { computedGetter, joinTables, storeGetter, type ValueGetterSupplier } from './table-joins.js'
+import { joinOnForeignKey, type TableJoined } from './fk-join/fk-join.js'
 
 /**
  * A changelog as a table (Java's KTable). Updates flow as Change records; with no record cache
- * every update is forwarded (Java with caching off). Joins are not implemented yet.
+ * every update is forwarded (Java with caching off). Joins: table-joins.ts and fk-join/.
  */
 export class KTable<K, V> {
   /** @internal */
@@ -28,6 +30,41 @@ export class KTable<K, V> {
      */
     private readonly enableUpstream: (force: boolean) => boolean = () => true,
   ) {}
+
+  /** @internal How joins read this table; set by the operation that made it. */
+  valueGetterSupplier: ValueGetterSupplier<K, V> | undefined
+
+  /** @internal Java's valueGetterSupplier(): a source table gets its store now if it has none. */
+  valueGetter(): ValueGetterSupplier<K, V> {
+    if (this.valueGetterSupplier !== undefined) return this.valueGetterSupplier
+    if (this.queryableStoreName !== undefined) return storeGetter(() => this.queryableStoreName!)
+    throw new TypeError(`KTable ${this.nodeName} cannot be read by a join`)
+  }
+
+  /**
+   * KTable-KTable inner join (Java's KTable#join): a result for each key present on both sides.
+   * With a foreign-key extractor first, the foreign-key join (KIP-213): each row of this table
+   * joins the row of `other` whose key the extractor reads from its value.
+   */
+  join<VO, VR>(other: KTable<K, VO>, joiner: (value: V, other: VO) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  join<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO) => VR, named?: TableJoined<K, NoInfer<KO>> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  join(other: KTable<any, any>, a: any, b?: any, c?: any, d?: any): KTable<K, any> {
+    if (typeof b === 'function') return joinOnForeignKey(this.builder, this, other, a, b, false, c, d)
+    return joinTables(this.builder, this, other, a, 'inner', b, c)
+  }
+
+  /** KTable-KTable left join: every key of this table, with null while the other side has none (or, with an extractor, the foreign-key left join). */
+  leftJoin<VO, VR>(other: KTable<K, VO>, joiner: (value: V, other: VO | null) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  leftJoin<KO, VO, VR>(other: KTable<KO, VO>, foreignKeyExtractor: ((value: V) => KO | null | undefined) | ((key: K, value: V) => KO | null | undefined), joiner: (value: V, other: VO | null) => VR, named?: TableJoined<K, NoInfer<KO>> | Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR>
+  leftJoin(other: KTable<any, any>, a: any, b?: any, c?: any, d?: any): KTable<K, any> {
+    if (typeof b === 'function') return joinOnForeignKey(this.builder, this, other, a, b, true, c, d)
+    return joinTables(this.builder, this, other, a, 'left', b, c)
+  }
+
+  /** KTable-KTable outer join: every key of either table, with null for the missing side. */
+  outerJoin<VO, VR>(other: KTable<K, VO>, joiner: (value: V | null, other: VO | null) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR> {
+    return joinTables<K, V, VO, VR>(this.builder, this, other, joiner, 'outer', named, materialized)
+  }
 
   /**
    * @internal Java's enableSendingOldValues(forceMaterialization): true once this table (and
@@ -49,7 +86,7 @@ export class KTable<K, V> {
 
   mapValues<VR>(mapper: (value: V, key: K) => VR, named?: Named | Materialized<K, VR>, materialized?: Materialized<K, VR>): KTable<K, VR> {
     const [n, m] = named instanceof Named ? [named, materialized] : [undefined, named ?? materialized]
-    return this.derive<VR>('KTABLE-MAPVALUES-', n, m, (store, old) => ops.tableMapValues<K, V, VR>(mapper, store, old), m?.valueSerde)
+    return this.derive<VR>('KTABLE-MAPVALUES-', n, m, (store, old) => ops.tableMapValues<K, V, VR>(mapper, store, old), m?.valueSerde, (k, v) => mapper(v, k))
   }
 
   toStream(named?: Named): KStream<K, V> {
@@ -87,11 +124,11 @@ export class KTable<K, V> {
     return this.derive<V>('KTABLE-FILTER-', n, m, (store, old) => {
       old.enabled = this.enableSendingOldValues(false)
       return ops.tableFilter<K, V>(predicate, not, store, old)
-    }, m?.valueSerde ?? this.valueSerde)
+    }, m?.valueSerde ?? this.valueSerde, (k, v) => (predicate(k, v) !== not ? v : null))
   }
 
   /** Java draws a store name when Materialized is given (even without a name), then the node's. */
-  private derive<VR>(prefix: string, named: Named | undefined, materialized: Materialized<K, VR> | undefined, supplier: (store: string | undefined, old: OldValues) => ReturnType<typeof ops.tableFilter<K, any>>, valueSerde: Serde<VR> | undefined): KTable<K, VR> {
+  private derive<VR>(prefix: string, named: Named | undefined, materialized: Materialized<K, VR> | undefined, supplier: (store: string | undefined, old: OldValues) => ReturnType<typeof ops.tableFilter<K, any>>, valueSerde: Serde<VR> | undefined, compute?: (key: K, value: V) => VR | null): KTable<K, VR> {
     const b = this.builder.internal
     const storeName = materialized ? (materialized.storeName ?? b.newStoreName(prefix)) : undefined
     const queryable = materialized?.storeName
@@ -100,6 +137,8 @@ export class KTable<K, V> {
     b.topology.addProcessor(name, supplier(queryable, old), [this.nodeName])
     const keySerde = materialized?.keySerde ?? this.keySerde
     if (queryable !== undefined && storeName !== undefined) b.addKeyValueStore(storeName, keySerde, valueSerde, name, materialized, this.builder.defaults)
-    return new KTable<K, VR>(this.builder, name, keySerde, valueSerde, queryable, old, (force) => queryable !== undefined || this.enableSendingOldValues(force))
+    const table = new KTable<K, VR>(this.builder, name, keySerde, valueSerde, queryable, old, (force) => queryable !== undefined || this.enableSendingOldValues(force))
+    if (queryable === undefined && compute !== undefined) table.valueGetterSupplier = computedGetter(() => this.valueGetter(), compute)
+    return table
   }
 }

@@ -6,6 +6,8 @@ import { KStream } from './kstream.js'
 import { KTable } from './ktable.js'
 import { Consumed, Materialized } from './options.js'
 import { tableSourceProcessor } from './processors.js'
+import { storeGetter } from './table-joins.js'
+import { addGlobalTable, type GlobalKTable } from './global-ktable.js'
 
 /**
  * Names nodes and stores as Java's InternalStreamsBuilder does: one counter for both,
@@ -97,7 +99,18 @@ export class StreamsBuilder {
       this.internal.addKeyValueStore(storeName, keySerde, valueSerde, tableName, materialized, this.defaults)
       return true
     }
-    return new KTable<K, V>(this, tableName, keySerde, valueSerde, queryable, old, materialize)
+    const table = new KTable<K, V>(this, tableName, keySerde, valueSerde, queryable, old, materialize)
+    // A join reads the table through its store: Java's KTableSource.materialize(), under the name drawn above.
+    table.valueGetterSupplier = storeGetter(() => {
+      materialize(true)
+      return source.storeName!
+    })
+    return table
+  }
+
+  /** Java's StreamsBuilder#globalTable: every instance holds all of `topic` (see GlobalKTable). */
+  globalTable<K = unknown, V = unknown>(topic: string, consumed: Consumed<K, V> = Consumed.with<K, V>(), materialized?: Materialized<K, V>): GlobalKTable<K, V> {
+    return addGlobalTable(this, topic, consumed, materialized)
   }
 
   addStateStore(builder: StoreBuilder): this {

@@ -58,6 +58,18 @@ export class InternalTopologyBuilder {
   readonly stores = new Map<string, StoreEntry>()
   readonly internalTopics = new Map<string, InternalTopic>()
   private readonly topicToSource = new Map<string, string>()
+  /** Source topics that must have the same partition count (Java's copartitionSourceGroups): each join adds one. */
+  readonly copartitionGroups: string[][] = []
+  /** Topics read by global tables: their sub-topology is a global task, not partitioned tasks. */
+  readonly globalTopics = new Set<string>()
+
+  /** Whether a sub-topology is a global store's (Java's "for global store (will not generate tasks)"). */
+  isGlobalGroup(names: readonly string[]): boolean {
+    return names.some((n) => {
+      const f = this.nodes.get(n)
+      return f?.kind === 'source' && f.topics.some((t) => this.globalTopics.has(t))
+    })
+  }
 
   addSource(node: Omit<SourceNode, 'kind' | 'predecessors'>): void {
     this.checkName(node.name)

@@ -16,6 +16,8 @@ export interface DescribedNode {
 export interface Subtopology {
   readonly id: number
   readonly nodes: readonly DescribedNode[]
+  /** A global store's sub-topology (GlobalKTable): it generates no tasks. */
+  readonly global?: boolean
 }
 
 interface MutableNode {
@@ -85,7 +87,7 @@ export class TopologyDescription {
       }
       const nodes: MutableNode[] = []
       for (const n of byName.values()) insertSorted(nodes, n)
-      subs.push({ id, nodes })
+      subs.push({ id, nodes, ...(builder.isGlobalGroup(names) ? { global: true } : {}) })
     }
     this.subtopologies = subs
   }
@@ -94,6 +96,12 @@ export class TopologyDescription {
   toString(): string {
     let out = 'Topologies:\n '
     for (const s of this.subtopologies) {
+      // Java's GlobalStore.toString: its own header, and no blank line after it.
+      if (s.global) {
+        out += `  Sub-topology: ${s.id} for global store (will not generate tasks)\n`
+        for (const n of s.nodes) out += `    ${nodeString(n as MutableNode)}\n`
+        continue
+      }
       out += `  Sub-topology: ${s.id}\n`
       for (const n of s.nodes) out += `    ${nodeString(n as MutableNode)}\n`
       out += '\n'

@@ -32,6 +32,8 @@ export interface TaskConfig {
   wallClock: () => number
   deserializationExceptionHandler?: DeserializationExceptionHandler
   productionExceptionHandler?: ProductionExceptionHandler
+  /** Global stores (GlobalKTable), which every processor may read without being connected to them. */
+  globalStores?: ReadonlyMap<string, StateStore>
   /** Records skipped by a handler answering CONTINUE (Java's dropped-records metric). */
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
   /** What ProcessorContext#appConfigs returns (Java's application configs, internal ones included). */
@@ -284,6 +286,8 @@ export class StreamTask {
       forward: (record, childName) => task.deliverToChildren(inst, record, childName),
       getStateStore: <S extends StateStore>(name: string): S => {
         const f = inst.factory
+        const global = task.config.globalStores?.get(name)
+        if (global !== undefined && !(f.kind === 'processor' && f.stores.includes(name))) return global as S
         if (f.kind !== 'processor' || !f.stores.includes(name)) {
           throw new StreamsException(`Processor ${f.name} has no access to StateStore ${name} as the store is not connected to the processor. If you add stores manually via '.addStateStore()' make sure to connect the added store to the processor by providing the processor name to '.addStateStore()' or connect them via '.connectProcessorAndStateStores()'.`)
         }

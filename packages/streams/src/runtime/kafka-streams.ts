@@ -7,6 +7,12 @@ import { createInternalTopics, planInternalTopics } from './internal-topics.js'
 import { StateMachine, type KafkaStreamsState, type StateListener, type StreamThreadState } from './state.js'
 import { StreamThread, type ThreadEnv, type ThreadMetadata } from './stream-thread.js'
 import { defaultStateDir, TaskDirectory } from './task-directory.js'
+import { enforceCopartitioning } from './copartition.js'
+import { GlobalStateThread } from './global-thread.js'
+import { sinkPartitionCounts } from './partition-counts.js'
+import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
+import { StreamsMetadataState, hostAdvertisingAssignor, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
+import type { Serializer } from '../serdes.js'
 
 /** Kafka Streams' defaults: commit.interval.ms is 100 under exactly_once_v2, else 30000; producers' transaction.timeout.ms 10000 under EOS. */
 const EOS_COMMIT_INTERVAL_MS = 100
@@ -37,6 +43,12 @@ export class KafkaStreams {
   private closing: Promise<void> | undefined
   /** Java's processId: new per start of an instance with in-memory state. */
   readonly processId = randomUUID()
+  /** GlobalKTables' stores, restored in start() before any task processes (Java's GlobalStreamThread). */
+  private global: GlobalStateThread | undefined
+  /** Who holds which partition, for interactive queries (Java's StreamsMetadataState). */
+  private readonly metadataState: StreamsMetadataState
+  /** Partition counts for sinks with a StreamPartitioner (see partition-counts.ts). */
+  private sinkPartitions = new Map<string, number>()
 
   constructor(private readonly topology: Topology, private readonly config: StreamsConfig) {
     const appId = config['application.id']
@@ -73,7 +85,14 @@ export class KafkaStreams {
       directory: new TaskDirectory(config['state.dir'] ?? defaultStateDir(), appId),
       logger: config.logger,
       onThreadState: (t, next, old) => this.onThreadState(t, next, old),
+      // Range, with application.server in the subscription userData for interactive queries.
+      assignor: hostAdvertisingAssignor(config['application.server']),
+      partitionsFor: (topic) => this.sinkPartitions.get(topic),
+      globalStores: () => this.global?.stores,
+      onAssigned: () => void this.metadataState.refresh(this.admin).catch(() => this.metadataState.invalidate()),
+      onRevoked: () => this.metadataState.invalidate(),
     }
+    this.metadataState = new StreamsMetadataState(topology.internal, appId, config['application.server'])
   }
 
   get state(): KafkaStreamsState {
@@ -116,6 +135,7 @@ export class KafkaStreams {
       const groups = internal.nodeGroups()
       const topicToSub = this.env.topicToSub as Map<string, number>
       for (const [id, names] of groups) {
+        if (internal.isGlobalGroup(names)) continue
         (this.env.groups as Map<number, string[]>).set(id, names)
         for (const n of names) {
           const f = internal.nodes.get(n)!
@@ -123,8 +143,11 @@ export class KafkaStreams {
         }
       }
       for (const t of internal.internalTopics.keys()) (this.env.repartitionTopics as Set<string>).add(internal.decorate(t, this.applicationId))
+      await enforceCopartitioning(internal, this.admin)
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
+      this.sinkPartitions = await sinkPartitionCounts(internal, this.admin, plan.topics)
+      await this.startGlobal(groups)
       // All threads exist before any starts, so the client is RUNNING only once every one of them is.
       const n = this.config['num.stream.threads'] ?? 1
       const created = Array.from({ length: n }, (_, i) => this.createThread(i + 1))
@@ -145,11 +168,63 @@ export class KafkaStreams {
       try {
         await Promise.all([...this.threads.values()].map((t) => t.shutdown(!failed, options.timeoutMs ?? 30_000)))
       } finally {
+        await this.global?.close().catch(() => {})
         await this.admin.close().catch(() => {})
         this.machine.to(failed ? 'ERROR' : 'NOT_RUNNING')
       }
     })()
     return this.closing
+  }
+
+  /**
+   * Java's KafkaStreams#store: a read-only view of this instance's stores of that name (see
+   * queries/stores.ts); InvalidStateStoreException while not RUNNING (restoring, rebalancing).
+   */
+  store<T>(params: StoreQueryParameters<T>): T {
+    return queryStore(this.localStores(), params)
+  }
+
+  /** Java's queryMetadataForKey: the instance (its application.server) and partition holding `key` in `storeName`; null for an unknown store. */
+  queryMetadataForKey<K>(storeName: string, key: K, keySerializer: Serializer<K>): KeyQueryMetadata | null {
+    return this.metadataState.keyQueryMetadata(storeName, key, keySerializer)
+  }
+
+  /** Java's metadataForAllStreamsClients: every instance of the application, from the last assignment. */
+  metadataForAllStreamsClients(): StreamsMetadata[] {
+    return this.metadataState.allMetadata()
+  }
+
+  private localStores() {
+    const streams = this
+    const internal = this.topology.internal
+    return {
+      get state() {
+        return streams.state
+      },
+      knowsStore: (name: string) => internal.stores.has(name),
+      storesNamed: (name: string) => {
+        const out = [...this.threads.values()].flatMap((thread) => [...thread.activeTasks()]).flatMap((t) => {
+          const s = t.stores.get(name)
+          return s === undefined ? [] : [{ partition: t.id.partition, store: s }]
+        })
+        const g = this.global?.stores.get(name)
+        if (g !== undefined && this.global!.restored) out.push({ partition: -1, store: g })
+        return out
+      },
+    }
+  }
+
+  private async startGlobal(groups: ReadonlyMap<number, string[]>): Promise<void> {
+    const internal = this.topology.internal
+    const nodes = [...groups.values()].filter((g) => internal.isGlobalGroup(g)).flat()
+    if (nodes.length === 0) return
+    this.global = new GlobalStateThread(internal, nodes, {
+      applicationId: this.applicationId,
+      ...(this.topology.defaults.key ? { defaultKeySerde: this.topology.defaults.key } : {}),
+      ...(this.topology.defaults.value ? { defaultValueSerde: this.topology.defaults.value } : {}),
+      wallClock: Date.now,
+    }, this.brokers, this.applicationId, (e) => this.fail(e))
+    await this.global.start(this.admin)
   }
 
   private createThread(index: number): StreamThread {

@@ -1,10 +1,11 @@
 import type { Admin, Logger } from '@tidelog/client'
-import { Consumer } from '@tidelog/consumer'
+import { Consumer, type Assignor } from '@tidelog/consumer'
 import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
 import { productionResponse, type StreamsConfig } from '../config.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import { StreamTask, type RecordCollector } from '../internal/task.js'
+import type { StateStore } from '../store.js'
 import type { Topology } from '../topology.js'
 import { isTaskMigrated } from './migrated.js'
 import { TaskDirectory } from './task-directory.js'
@@ -36,6 +37,15 @@ export interface ThreadEnv {
   directory: TaskDirectory
   logger: Logger | undefined
   onThreadState(thread: StreamThread, next: StreamThreadState, old: StreamThreadState): void
+  /** The consumer's assignor (range, advertising application.server for interactive queries). */
+  assignor?: Assignor
+  /** Partition counts of sink topics, for StreamPartitioners. */
+  partitionsFor?: (topic: string) => number | undefined
+  /** The GlobalKTables' stores, once the instance has them. */
+  globalStores?: () => ReadonlyMap<string, StateStore> | undefined
+  /** After this thread's tasks for a new assignment exist; and when it loses or gives up partitions. */
+  onAssigned?: () => void
+  onRevoked?: () => void
 }
 
 /** Java's ThreadMetadata, plus the transactional id under exactly_once_v2. */
@@ -107,7 +117,7 @@ export class StreamThread {
       groupId: env.applicationId,
       autoOffsetReset: 'earliest',
       autoCommit: false,
-      assignors: ['range'],
+      assignors: [env.assignor ?? 'range'],
       isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
       ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
       ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
@@ -450,6 +460,8 @@ export class StreamThread {
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       wallClock: Date.now,
+      ...(this.env.partitionsFor ? { partitionsFor: this.env.partitionsFor } : {}),
+      ...(this.env.globalStores?.() ? { globalStores: this.env.globalStores()! } : {}),
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
     }, this.collector(id))
@@ -487,10 +499,17 @@ export class StreamThread {
       this.tasks.set(key, await this.createTask(new TaskId(sub, partition)))
     }
     this.suspended.clear()
+    this.env.onAssigned?.()
     this.machine.to('RUNNING')
   }
 
+  /** This thread's active tasks (for interactive queries). */
+  activeTasks(): Iterable<StreamTask> {
+    return this.tasks.values()
+  }
+
   private async revoked(tps: TopicPartition[]): Promise<void> {
+    this.env.onRevoked?.()
     if (this.dirty) return this.lost(tps)
     this.machine.to('PARTITIONS_REVOKED')
     // A batch fetched before the revocation but not processed yet is stale: after the new assignment the consumer reads from the committed offsets.
@@ -509,6 +528,7 @@ export class StreamThread {
 
   /** The member was dropped from the group: its tasks may already run elsewhere, so nothing is committed and their state is wiped. */
   private async lost(tps: TopicPartition[]): Promise<void> {
+    this.env.onRevoked?.()
     this.machine.to('PARTITIONS_REVOKED')
     this.resets++
     if (this.env.eos && !this.dirty) {

@@ -37,6 +37,8 @@ const OUTER_JOIN_EMIT_INTERVAL = '__emit.interval.ms.kstreams.outer.join.spuriou
  */
 export class TopologyTestDriver {
   private readonly task: StreamTask
+  /** The global stores' task (GlobalKTable), fed before the main task sees anything, as Java's global state. */
+  private readonly globalTask: StreamTask | undefined
   private readonly applicationId: string
   private readonly produced: Produced[] = []
   private readonly outputs = new Map<string, RecordQueue<Produced>>()
@@ -51,7 +53,16 @@ export class TopologyTestDriver {
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
     if (config['default.value.serde'] && !topology.defaults.value) topology.defaults.value = config['default.value.serde']
     const internal = topology.internal
-    this.task = new StreamTask(new TaskId(0, 0), internal, [...internal.nodes.keys()], {
+    const globalNodes = new Set([...internal.nodeGroups().values()].filter((g) => internal.isGlobalGroup(g)).flat())
+    const taskConfig = {
+      applicationId: this.applicationId,
+      ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
+      ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
+      wallClock: () => this.wallClock,
+    }
+    this.globalTask = globalNodes.size === 0 ? undefined : new StreamTask(new TaskId(-1, 0), internal, [...globalNodes], taskConfig, { send: () => {} })
+    this.task = new StreamTask(new TaskId(0, 0), internal, [...internal.nodes.keys()].filter((n) => !globalNodes.has(n)), {
+      ...(this.globalTask ? { globalStores: this.globalTask.stores } : {}),
       applicationId: this.applicationId,
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
@@ -62,7 +73,7 @@ export class TopologyTestDriver {
       // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
       appConfigs: { [OUTER_JOIN_EMIT_INTERVAL]: 0, ...config },
     }, { send: (r) => this.produced.push({ topic: r.topic, key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }) })
-    this.inputTopics = new Set(this.task.sourceTopics())
+    this.inputTopics = new Set([...this.task.sourceTopics(), ...(this.globalTask?.sourceTopics() ?? [])])
   }
 
   createInputTopic<K, V>(topic: string, keySerializer: Serializer<K>, valueSerializer: Serializer<V>, startTimestampMs: number = Date.now(), autoAdvanceMs = 0): TestInputTopic<K, V> {
@@ -77,6 +88,11 @@ export class TopologyTestDriver {
   pipeRecord(topic: string, key: Buffer | null, value: Buffer | null, timestamp: number, headers: Headers): void {
     this.checkOpen()
     if (!this.inputTopics.has(topic)) throw new StreamsException(`Unknown topic: ${topic}`)
+    if (this.globalTask && this.topology.internal.globalTopics.has(topic)) {
+      this.globalTask.addRecord({ topic, key, value, timestamp, headers, partition: 0, offset: this.nextOffset(topic) })
+      while (this.globalTask.process());
+      return
+    }
     this.enqueue({ topic, key, value, timestamp, headers })
     this.completeAllProcessableWork()
   }
@@ -103,18 +119,28 @@ export class TopologyTestDriver {
   }
 
   getStateStore(name: string): StateStore | undefined {
-    return this.task.stores.get(name)
+    return this.findStore(name)
+  }
+
+  private findStore(name: string): StateStore | undefined {
+    return this.task.stores.get(name) ?? this.globalTask?.stores.get(name)
+  }
+
+  private nextOffset(topic: string): number {
+    const offset = this.offsets.get(topic) ?? 0
+    this.offsets.set(topic, offset + 1)
+    return offset
   }
 
   /** A plain key-value view; for a timestamped store (the DSL's) it returns the values alone, as Java's driver does. */
   getKeyValueStore<K, V>(name: string): KeyValueStore<K, V> | undefined {
-    const s = this.task.stores.get(name)
+    const s = this.findStore(name)
     if (!(s instanceof InMemoryKeyValueStore)) return undefined
     return s.timestamped ? valuesOnly<K, V>(s as InMemoryKeyValueStore<K, ValueAndTimestamp<V>>) : (s as KeyValueStore<K, V>)
   }
 
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
-    const s = this.task.stores.get(name)
+    const s = this.findStore(name)
     return s instanceof InMemoryKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
   }
 
@@ -149,6 +175,7 @@ export class TopologyTestDriver {
     if (this.closed) return
     this.closed = true
     this.task.close()
+    this.globalTask?.close()
   }
 
   private checkOpen(): void {
