@@ -12,6 +12,7 @@ import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
 import type { BrokerMetrics } from './metrics/broker-metrics.js'
+import { type QuotaClient, type RequestThrottler, quotaClient } from './quotas/enforcer.js'
 import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
@@ -34,6 +35,8 @@ export interface ServerOptions {
   tls?: TlsContextProvider
   /** Counts each answered request (rate, latency, bytes) for /metrics and the console. */
   metrics?: BrokerMetrics
+  /** Client quotas (produce / fetch bytes, request time): throttle_time_ms and muting (KIP-219). */
+  quotas?: RequestThrottler
 }
 
 /** One open listener: its spec, where it is bound, and what Metadata tells its clients. */
@@ -62,6 +65,8 @@ interface Slot {
   started: number
   request: unknown
   requestBytes: number
+  /** Set when client quotas are on: who the request counts against, its size and its handler time. */
+  quota?: { who: QuotaClient; bytes: number; handlerMs: number }
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -96,6 +101,9 @@ class Connection implements PoolMember {
   private pumping = false
   /** queued.max.request.bytes is used up: read nothing until the pool says so. */
   private memoryMuted = false
+  /** Over a client quota: read and dispatch nothing until this timer fires (KIP-219). */
+  private quotaMute: NodeJS.Timeout | undefined
+  private quotaMutedUntil = 0
   // What this connection holds in the pool: its partial frame, frames waiting in
   // the backlog, and frames dispatched whose handler has not finished.
   private backlogBytes = 0
@@ -121,6 +129,7 @@ class Connection implements PoolMember {
     socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
     socket.on('close', () => {
       this.closed = true
+      clearTimeout(this.quotaMute)
       // What it read but never dispatched is garbage now; dispatched requests free theirs as they finish.
       this.backlog = []
       this.backlogHead = 0
@@ -162,6 +171,23 @@ class Connection implements PoolMember {
     if (!this.memoryMuted) return
     this.memoryMuted = false
     this.pump()
+  }
+
+  /** Mutes the connection for `ms` after a quota violation; a longer one extends it. */
+  private throttle(ms: number): void {
+    const until = performance.now() + ms
+    if (this.closed || until <= this.quotaMutedUntil) return
+    this.quotaMutedUntil = until
+    clearTimeout(this.quotaMute)
+    this.quotaMute = setTimeout(() => {
+      this.quotaMute = undefined
+      this.pump()
+    }, ms)
+    this.quotaMute.unref()
+    if (!this.paused) {
+      this.paused = true
+      this.socket.pause()
+    }
   }
 
   /** Tells the pool what this connection holds now. */
@@ -236,6 +262,7 @@ class Connection implements PoolMember {
         const frame = this.backlog[this.backlogHead]!
         const isFetch = frame.length >= 2 && frame.readInt16BE(0) === ApiKeys.Fetch
         if (
+          this.quotaMute !== undefined ||
           this.queue.length >= this.maxInFlight ||
           this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES ||
           (isFetch && this.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT)
@@ -267,6 +294,7 @@ class Connection implements PoolMember {
     }
     const blocked =
       this.memoryMuted ||
+      this.quotaMute !== undefined ||
       this.backlogHead < this.backlog.length ||
       this.queue.length >= this.maxInFlight ||
       this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
@@ -343,9 +371,17 @@ class Connection implements PoolMember {
         this.closing = true
       },
     }
+    const throttler = this.opts.quotas
+    if (throttler?.quotas.active === true) {
+      slot.quota = { who: quotaClient(this.security.principal, header.clientId), bytes: frame.length, handlerMs: 0 }
+      throttler.prepare(header.apiKey, request, slot.quota.who)
+    }
+    const t0 = slot.quota === undefined ? 0 : performance.now()
     let result: unknown
     try {
       result = handler.handle(ctx, request)
+      // The handler's own (synchronous) time stands for Kafka's request-thread time; waits do not count.
+      if (slot.quota !== undefined) slot.quota.handlerMs = performance.now() - t0
     } catch (err) {
       this.handlerFailed(slot, handler, request, err)
       return
@@ -399,6 +435,12 @@ class Connection implements PoolMember {
   }
 
   private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
+    let throttleMs = 0
+    if (slot.quota !== undefined && this.opts.quotas !== undefined) {
+      const settled = this.opts.quotas.settle(slot.apiKey, response, slot.quota.bytes, slot.quota.handlerMs, slot.quota.who)
+      response = settled.response
+      throttleMs = settled.throttleMs
+    }
     if (response !== undefined) {
       try {
         slot.out = encodeResponseChunks(slot.apiKey, slot.version, slot.correlationId, response)
@@ -411,6 +453,7 @@ class Connection implements PoolMember {
     slot.done = true
     if (slot.isFetch) this.fetchesInFlight--
     if (slot.request !== undefined) this.opts.metrics?.observe(slot, handler.api.name, response)
+    if (throttleMs > 0) this.throttle(throttleMs)
     this.flushQueue()
   }
 
