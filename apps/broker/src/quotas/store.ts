@@ -32,9 +32,15 @@ export interface QuotaOp {
 }
 
 export interface Alteration {
-  /** As sent: [type, name] pairs (a type named twice is an error, as in Kafka's controller). */
+  /** As sent: [type, name] pairs. */
   entity: readonly { entityType: string; entityName: string | null }[]
   ops: readonly QuotaOp[]
+}
+
+/** One entity's answer: the entity as the request named it, and the error, if any. */
+export interface AlterResult {
+  entity: Alteration['entity']
+  error: string | undefined
 }
 
 export const entityKey = (e: QuotaEntity): string => JSON.stringify(ENTITY_TYPES.filter((t) => t in e).map((t) => [t, e[t]]))
@@ -112,58 +118,39 @@ export class QuotaStore {
   }
 
   /**
-   * Validates every alteration, applies the valid ones (unless validateOnly) and resolves with
-   * one error message per alteration (undefined: it succeeded) once the change is durable.
+   * Validates every alteration, applies the valid ones (unless validateOnly) and resolves, once
+   * the change is durable, with one result per distinct entity as Kafka's controller answers:
+   * an entity named twice gets "Ignoring duplicate entity" (the first one's change still
+   * applies, as in Kafka), and a key named twice in one entity ends the same way.
    */
-  async alter(alterations: readonly Alteration[], validateOnly: boolean): Promise<(string | undefined)[]> {
-    const results: (string | undefined)[] = []
+  async alter(alterations: readonly Alteration[], validateOnly: boolean): Promise<AlterResult[]> {
+    const results = new Map<string, AlterResult>()
     const planned: { entity: QuotaEntity; set: Map<string, number | null> }[] = []
-    const seen = new Set<string>()
     for (const a of alterations) {
-      const error = await this.plan(a, seen, planned)
-      results.push(error)
-    }
-    if (validateOnly || planned.length === 0) return results
-    const undo = new Map<string, { entity: QuotaEntity; values: Map<string, number> } | undefined>()
-    for (const p of planned) {
-      const key = entityKey(p.entity)
-      const before = this.entries.get(key)
-      if (!undo.has(key)) undo.set(key, before === undefined ? undefined : { entity: before.entity, values: new Map(before.values) })
-      const values = before?.values ?? new Map<string, number>()
-      for (const [k, v] of p.set) {
-        if (v === null) values.delete(k)
-        else values.set(k, v)
+      // Kafka's request folds the entity into a map: a type named twice keeps its last name.
+      const byType = new Map<string, string | null>()
+      for (const p of a.entity) byType.set(p.entityType, p.entityName)
+      const pairs = [...byType].map(([entityType, entityName]) => ({ entityType, entityName }))
+      const id = JSON.stringify([...byType].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      const set = new Map<string, number | null>()
+      let dupKey: string | undefined
+      for (const op of a.ops) {
+        if (set.has(op.key)) dupKey ??= op.key
+        else set.set(op.key, op.remove ? null : op.value)
       }
-      if (values.size === 0) this.entries.delete(key)
-      else this.entries.set(key, { entity: p.entity, values })
-    }
-    this.onChange()
-    if (this.file !== undefined) {
-      try {
-        await this.file.save()
-      } catch (err) {
-        for (const [key, before] of undo) {
-          if (before === undefined) this.entries.delete(key)
-          else this.entries.set(key, before)
-        }
-        this.onChange()
-        throw err
+      if (results.has(id) || dupKey !== undefined) {
+        results.set(id, { entity: pairs, error: `Ignoring duplicate entity ${describeEntity(pairs)}` })
+        continue
       }
+      results.set(id, { entity: pairs, error: await this.plan(pairs, set, planned) })
     }
-    return results
+    if (!validateOnly && planned.length > 0) await this.apply(planned)
+    return [...results.values()]
   }
 
-  private async plan(a: Alteration, seen: Set<string>, planned: { entity: QuotaEntity; set: Map<string, number | null> }[]): Promise<string | undefined> {
-    const set = new Map<string, number | null>()
-    for (const op of a.ops) {
-      if (set.has(op.key)) return `Duplicate quota key ${op.key} not updating quota for this entity ${describeEntity(a.entity)}`
-      set.set(op.key, op.remove ? null : op.value)
-    }
-    const checked = checkEntity(a.entity)
+  private async plan(pairs: Alteration['entity'], set: Map<string, number | null>, planned: { entity: QuotaEntity; set: Map<string, number | null> }[]): Promise<string | undefined> {
+    const checked = checkEntity(pairs)
     if (typeof checked === 'string') return checked
-    const key = entityKey(checked)
-    if (seen.has(key)) return `Ignoring duplicate entity ${describeEntity(a.entity)}`
-    seen.add(key)
     const keys = keysFor(checked)
     if (typeof keys === 'string') return keys
     if (checked.ip !== undefined && checked.ip !== null && isIP(checked.ip) === 0) {
@@ -183,6 +170,35 @@ export class QuotaStore {
     return undefined
   }
 
+  private async apply(planned: { entity: QuotaEntity; set: Map<string, number | null> }[]): Promise<void> {
+    const undo = new Map<string, { entity: QuotaEntity; values: Map<string, number> } | undefined>()
+    for (const p of planned) {
+      const key = entityKey(p.entity)
+      const before = this.entries.get(key)
+      if (!undo.has(key)) undo.set(key, before === undefined ? undefined : { entity: before.entity, values: new Map(before.values) })
+      const values = new Map(before?.values ?? [])
+      for (const [k, v] of p.set) {
+        if (v === null) values.delete(k)
+        else values.set(k, v)
+      }
+      if (values.size === 0) this.entries.delete(key)
+      else this.entries.set(key, { entity: p.entity, values })
+    }
+    this.onChange()
+    if (this.file === undefined) return
+    try {
+      await this.file.save()
+    } catch (err) {
+      // Not durable, so not applied: the quotas in force stay what the file holds.
+      for (const [key, before] of undo) {
+        if (before === undefined) this.entries.delete(key)
+        else this.entries.set(key, before)
+      }
+      this.onChange()
+      throw err
+    }
+  }
+
   /** Persisted state is durable (for tests). */
   persisted(): Promise<void> {
     return this.file?.persisted() ?? Promise.resolve()
@@ -193,7 +209,6 @@ function checkEntity(pairs: Alteration['entity']): QuotaEntity | string {
   if (pairs.length === 0) return 'Invalid empty client quota entity'
   const entity: QuotaEntity = {}
   for (const { entityType, entityName } of pairs) {
-    if (entityType in entity) return `Invalid client quota entity, duplicate entity entry ${entityType}`
     if (!(ENTITY_TYPES as readonly string[]).includes(entityType)) return `Unhandled client quota entity type: ${entityType}`
     entity[entityType as EntityType] = entityName
     if (entityName !== null && entityName === '') return `Empty ${entityType} not supported`
