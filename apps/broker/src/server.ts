@@ -66,7 +66,7 @@ interface Slot {
   request: unknown
   requestBytes: number
   /** Set when client quotas are on: who the request counts against, its size and its handler time. */
-  quota?: { who: QuotaClient; bytes: number; handlerMs: number }
+  quota?: { who: QuotaClient; owedMs: number; handlerMs: number }
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -373,8 +373,10 @@ class Connection implements PoolMember {
     }
     const throttler = this.opts.quotas
     if (throttler?.quotas.active === true) {
-      slot.quota = { who: quotaClient(this.security.principal, header.clientId), bytes: frame.length, handlerMs: 0 }
-      throttler.prepare(header.apiKey, request, slot.quota.who)
+      const who = quotaClient(this.security.principal, header.clientId)
+      slot.quota = { who, owedMs: throttler.admit(header.apiKey, request, frame.length, who), handlerMs: 0 }
+      // Muted from now: nothing more is read or dispatched on this connection until it has waited.
+      if (slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
     }
     const t0 = slot.quota === undefined ? 0 : performance.now()
     let result: unknown
@@ -437,7 +439,7 @@ class Connection implements PoolMember {
   private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
     let throttleMs = 0
     if (slot.quota !== undefined && this.opts.quotas !== undefined) {
-      const settled = this.opts.quotas.settle(slot.apiKey, response, slot.quota.bytes, slot.quota.handlerMs, slot.quota.who)
+      const settled = this.opts.quotas.settle(slot.apiKey, response, slot.quota.handlerMs, slot.quota.who, slot.quota.owedMs)
       response = settled.response
       throttleMs = settled.throttleMs
     }

@@ -27,25 +27,32 @@ export const quotaClient = (principal: string, clientId: string | null): QuotaCl
 export class RequestThrottler {
   constructor(readonly quotas: QuotaManager) {}
 
-  /** Before the handler runs: a fetch's max bytes are capped at what the consumer quota allows in its window. */
-  prepare(apiKey: number, request: unknown, who: QuotaClient): void {
-    if (apiKey !== ApiKeys.Fetch || !this.quotas.active) return
-    const fetch = request as FetchRequest
-    const cap = this.quotas.maxValueInWindow('fetch', who.user, who.clientId)
-    if (cap < Number.POSITIVE_INFINITY) fetch.maxBytes = Math.max(1, Math.min(fetch.maxBytes ?? 0x7fffffff, Math.floor(cap)))
+  /**
+   * Before the handler runs. A produce's bytes are counted now: this broker dispatches pipelined
+   * requests at once where Kafka reads one per connection at a time, so waiting for the answer
+   * would let every request already read slip past the mute. A fetch's max bytes are capped at
+   * what the consumer quota allows in its window. Returns the throttle owed so far.
+   */
+  admit(apiKey: number, request: unknown, requestBytes: number, who: QuotaClient): number {
+    if (apiKey === ApiKeys.Produce) return this.quotas.record('produce', who.user, who.clientId, requestBytes)
+    if (apiKey === ApiKeys.Fetch) {
+      const fetch = request as FetchRequest
+      const cap = this.quotas.maxValueInWindow('fetch', who.user, who.clientId)
+      if (cap < Number.POSITIVE_INFINITY) fetch.maxBytes = Math.max(1, Math.min(fetch.maxBytes ?? 0x7fffffff, Math.floor(cap)))
+    }
+    return 0
   }
 
   /**
-   * After the handler: records usage and answers the throttle and the response to send (a
-   * throttled fetch is answered empty and its bytes unrecorded, as Kafka does).
+   * After the handler: records its time (and a fetch's record bytes) and answers the throttle
+   * and the response to send. A throttled fetch is answered empty and its bytes unrecorded, as
+   * Kafka does, so the data is fetched again once the throttle is over.
    */
-  settle(apiKey: number, response: unknown, requestBytes: number, handlerMs: number, who: QuotaClient): { response: unknown; throttleMs: number } {
-    if (!this.quotas.active || EXEMPT.has(apiKey)) return { response, throttleMs: 0 }
-    let bytesThrottle = 0
+  settle(apiKey: number, response: unknown, handlerMs: number, who: QuotaClient, owed: number): { response: unknown; throttleMs: number } {
+    if (EXEMPT.has(apiKey)) return { response, throttleMs: 0 }
+    let bytesThrottle = owed
     let fetchBytes = 0
-    if (apiKey === ApiKeys.Produce) {
-      bytesThrottle = this.quotas.record('produce', who.user, who.clientId, requestBytes)
-    } else if (apiKey === ApiKeys.Fetch && response !== undefined) {
+    if (apiKey === ApiKeys.Fetch && response !== undefined) {
       fetchBytes = fetchedBytes(response as FetchResponse)
       bytesThrottle = this.quotas.record('fetch', who.user, who.clientId, fetchBytes)
     }
