@@ -70,7 +70,11 @@ describe('client quotas on the tidelog broker', () => {
     const BOUND = 250_000
     await admin.alterClientQuotas([{ entity: { user: null, 'client-id': 'fast-producer' }, ops: [{ key: 'producer_byte_rate', value: BOUND }] }])
     await admin.createTopics([{ name: 'q-producer', partitions: 2 }])
-    const producer = new Producer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'fast-producer', acks: 1, lingerMs: 5, batchBytes: 32_768 })
+    // Our client's connection holds requests while the broker throttles it (KIP-219) and says so.
+    const held: number[] = []
+    const noop = () => {}
+    const logger = { debug: noop, warn: noop, error: noop, info: (o: object, msg?: string) => void (msg?.includes('throttled') && held.push((o as { throttleTimeMs: number }).throttleTimeMs)) }
+    const producer = new Producer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'fast-producer', acks: 1, lingerMs: 5, batchBytes: 32_768, logger })
     const value = Buffer.alloc(1000, 7)
     const total = 1000
     const started = performance.now()
@@ -83,6 +87,8 @@ describe('client quotas on the tidelog broker', () => {
     // Sensor of /users/<default>/clients/fast-producer: tagged with the user and the client id.
     expect(a).toMatchObject({ user: 'ANONYMOUS', clientId: 'fast-producer', bound: BOUND })
     expect(a.violations).toBeGreaterThan(0)
+    expect(held.length).toBeGreaterThan(0)
+    expect(Math.min(...held)).toBeGreaterThan(0)
     expect(a.recorded).toBeGreaterThan(total * 1000)
     // Everything the broker counted fits the quota over the run plus the burst Kafka's Rate allows
     // a new client (samples - 1 windows), give or take the one request that crossed the line
