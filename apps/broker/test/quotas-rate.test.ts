@@ -105,6 +105,17 @@ describe('QuotaManager: which entity a (user, client-id) is counted under (KIP-5
     expect(m.active).toBe(false)
     expect([...store.all()]).toEqual([])
   })
+
+  it('forgets sensors idle for an hour, as Kafka expires inactive sensors', async () => {
+    const store = new QuotaStore()
+    let now = 0
+    const m = new QuotaManager(store, W, () => now)
+    await store.alter([set({ 'client-id': null }, { producer_byte_rate: 100 })], false)
+    m.record('produce', 'u', 'a', 1)
+    now = 3600_000 + 60_001
+    m.record('produce', 'u', 'b', 1)
+    expect(m.accounts().map((a) => a.clientId)).toEqual(['b'])
+  })
 })
 
 describe('QuotaStore validation (ClientQuotaControlManager)', () => {

@@ -9,6 +9,9 @@ export const CLIENT_QUOTA_TYPES = {
 } as const
 export type ClientQuotaType = keyof typeof CLIENT_QUOTA_TYPES
 
+const SENSOR_EXPIRY_MS = 3600_000
+const SWEEP_EVERY_MS = 60_000
+
 /** Which sensor a client's usage is counted in: Kafka's quota metric tags (user, client-id). */
 export interface QuotaTags {
   readonly user: string
@@ -45,7 +48,8 @@ export interface SensorAccount {
  * the simpler equivalent for a single broker, and loses at most one window of history).
  */
 export class QuotaManager {
-  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor }>()
+  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor; lastMs: number }>()
+  private lastSweepMs = 0
   private readonly maxRequestThrottleMs: number
 
   constructor(
@@ -97,10 +101,23 @@ export class QuotaManager {
     const id = `${type}\u0000${resolved.tags.user}\u0000${resolved.tags.clientId}`
     let entry = this.sensors.get(id)
     if (entry === undefined) {
-      entry = { type, tags: resolved.tags, sensor: new QuotaSensor(this.window, resolved.bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY) }
+      this.sweep()
+      entry = { type, tags: resolved.tags, sensor: new QuotaSensor(this.window, resolved.bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
       this.sensors.set(id, entry)
     }
+    entry.lastMs = this.now()
     return entry.sensor
+  }
+
+  /**
+   * Drops sensors idle for an hour (Kafka's InactiveSensorExpirationTimeSeconds), so clients
+   * inventing a new client id per connection cannot grow the broker's memory without bound.
+   */
+  private sweep(): void {
+    const now = this.now()
+    if (now - this.lastSweepMs < SWEEP_EVERY_MS) return
+    this.lastSweepMs = now
+    for (const [id, e] of this.sensors) if (now - e.lastMs > SENSOR_EXPIRY_MS) this.sensors.delete(id)
   }
 
   /** Records usage and answers the throttle time in ms (0: within quota, or no quota). */
