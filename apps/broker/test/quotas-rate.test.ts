@@ -133,6 +133,8 @@ describe('QuotaStore validation (ClientQuotaControlManager)', () => {
       [set({ ip: '10.0.0.2' }, { producer_byte_rate: 1 }), 'Invalid configuration key producer_byte_rate'],
       [set({ 'client-id': 'b3' }, { producer_byte_rate: 0 }), 'Quota producer_byte_rate must be greater than 0'],
       [set({ user: 'b4', 'client-id': null }, { producer_byte_rate: 1.5 }), 'producer_byte_rate cannot be a fractional value.'],
+      [set({ user: 'b5' }, { request_percentage: Number.POSITIVE_INFINITY }), 'Quota request_percentage must be a finite number'],
+      [set({ user: 'b6' }, { request_percentage: Number.NaN }), 'Quota request_percentage must be greater than 0'],
       [set({ ip: '10.0.0.3' }, { connection_creation_rate: 2 ** 31 }), 'Proposed value for connection_creation_rate is too large for an INT.'],
       [set({ ip: '10.0.0.4', user: 'x' }, { connection_creation_rate: 1 }), 'Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId'],
       [set({ ip: 'no-such-host.invalid' }, { connection_creation_rate: 1 }), 'no-such-host.invalid is not a valid IP or resolvable host.'],

@@ -231,6 +231,8 @@ function checkValue(keys: Record<string, string>, key: string, value: number): s
   const type = keys[key]
   if (type === undefined) return `Invalid configuration key ${key}`
   if (!(value > 0)) return `Quota ${key} must be greater than 0`
+  // Kafka would take an infinite request_percentage; JSON cannot hold one, and it means "no quota".
+  if (!Number.isFinite(value)) return `Quota ${key} must be a finite number`
   if (type === 'DOUBLE') return undefined
   if (type === 'INT' && value > 2 ** 31 - 1) return `Proposed value for ${key} is too large for an INT.`
   if (type === 'LONG' && value > 2 ** 63) return `Proposed value for ${key} is too large for a LONG.`
