@@ -21,6 +21,7 @@ import { TlsContextProvider } from './security/tls.js'
 import { QuotaStore } from './quotas/store.js'
 import { QuotaManager, type SensorAccount } from './quotas/manager.js'
 import { RequestThrottler } from './quotas/enforcer.js'
+import { ConnectionRateQuota } from './quotas/connection-rate.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
 import { TransactionCoordinator } from './txn/coordinator.js'
 import { TransactionStore } from './txn/store.js'
@@ -193,7 +194,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
         })
       : undefined
     const quotaStore = new QuotaStore({ dataDir, logs })
-    quotas = new QuotaManager(quotaStore, { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 })
+    const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
+    quotas = new QuotaManager(quotaStore, quotaWindow)
     server = new KafkaServer({
       broker: context,
       registry: createRegistry({
@@ -201,6 +203,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
         ...(config.authorizerClassName === undefined ? {} : { authorizer: new StandardAuthorizer(new AclStore(dataDir, logs), config) }),
       }),
       quotas: new RequestThrottler(quotas),
+      connectionRate: new ConnectionRateQuota(quotaStore, quotaWindow),
       maxRequestBytes: config.maxRequestBytes,
       logger,
       listeners: listenerSpecs,

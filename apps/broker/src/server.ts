@@ -12,7 +12,8 @@ import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
 import type { BrokerMetrics } from './metrics/broker-metrics.js'
-import { type QuotaClient, type RequestThrottler, quotaClient } from './quotas/enforcer.js'
+import type { ConnectionRateQuota } from './quotas/connection-rate.js'
+import { MuteTimer, type QuotaTicket, type RequestThrottler, holdThenClose } from './quotas/enforcer.js'
 import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
@@ -35,8 +36,9 @@ export interface ServerOptions {
   tls?: TlsContextProvider
   /** Counts each answered request (rate, latency, bytes) for /metrics and the console. */
   metrics?: BrokerMetrics
-  /** Client quotas (produce / fetch bytes, request time): throttle_time_ms and muting (KIP-219). */
+  /** Client quotas: byte rates and request time (KIP-219), connection rate per IP (KIP-612). */
   quotas?: RequestThrottler
+  connectionRate?: ConnectionRateQuota
 }
 
 /** One open listener: its spec, where it is bound, and what Metadata tells its clients. */
@@ -65,8 +67,8 @@ interface Slot {
   started: number
   request: unknown
   requestBytes: number
-  /** Set when client quotas are on: who the request counts against, its size and its handler time. */
-  quota?: { who: QuotaClient; owedMs: number; handlerMs: number }
+  /** Set while client quotas are on. */
+  quota?: QuotaTicket | undefined
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -102,8 +104,7 @@ class Connection implements PoolMember {
   /** queued.max.request.bytes is used up: read nothing until the pool says so. */
   private memoryMuted = false
   /** Over a client quota: read and dispatch nothing until this timer fires (KIP-219). */
-  private quotaMute: NodeJS.Timeout | undefined
-  private quotaMutedUntil = 0
+  private readonly quotaMute = new MuteTimer(() => this.pump())
   // What this connection holds in the pool: its partial frame, frames waiting in
   // the backlog, and frames dispatched whose handler has not finished.
   private backlogBytes = 0
@@ -129,7 +130,7 @@ class Connection implements PoolMember {
     socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
     socket.on('close', () => {
       this.closed = true
-      clearTimeout(this.quotaMute)
+      this.quotaMute.cancel()
       // What it read but never dispatched is garbage now; dispatched requests free theirs as they finish.
       this.backlog = []
       this.backlogHead = 0
@@ -175,16 +176,7 @@ class Connection implements PoolMember {
 
   /** Mutes the connection for `ms` after a quota violation; a longer one extends it. */
   private throttle(ms: number): void {
-    const until = performance.now() + ms
-    if (this.closed || until <= this.quotaMutedUntil) return
-    this.quotaMutedUntil = until
-    clearTimeout(this.quotaMute)
-    this.quotaMute = setTimeout(() => {
-      this.quotaMute = undefined
-      this.pump()
-    }, ms)
-    this.quotaMute.unref()
-    if (!this.paused) {
+    if (!this.closed && this.quotaMute.extend(ms) && !this.paused) {
       this.paused = true
       this.socket.pause()
     }
@@ -262,7 +254,7 @@ class Connection implements PoolMember {
         const frame = this.backlog[this.backlogHead]!
         const isFetch = frame.length >= 2 && frame.readInt16BE(0) === ApiKeys.Fetch
         if (
-          this.quotaMute !== undefined ||
+          this.quotaMute.active ||
           this.queue.length >= this.maxInFlight ||
           this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES ||
           (isFetch && this.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT)
@@ -294,7 +286,7 @@ class Connection implements PoolMember {
     }
     const blocked =
       this.memoryMuted ||
-      this.quotaMute !== undefined ||
+      this.quotaMute.active ||
       this.backlogHead < this.backlog.length ||
       this.queue.length >= this.maxInFlight ||
       this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
@@ -371,14 +363,10 @@ class Connection implements PoolMember {
         this.closing = true
       },
     }
-    const throttler = this.opts.quotas
-    if (throttler?.quotas.active === true) {
-      const who = quotaClient(this.security.principal, header.clientId)
-      slot.quota = { who, owedMs: throttler.admit(header.apiKey, request, frame.length, who), handlerMs: 0 }
-      // Muted from now: nothing more is read or dispatched on this connection until it has waited.
-      if (slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
-    }
-    const t0 = slot.quota === undefined ? 0 : performance.now()
+    slot.quota = this.opts.quotas?.begin(header, request, frame.length, this.security.principal)
+    // Muted from now: nothing more is read or dispatched on this connection until it has waited.
+    if (slot.quota !== undefined && slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
+    const t0 = performance.now()
     let result: unknown
     try {
       result = handler.handle(ctx, request)
@@ -437,12 +425,8 @@ class Connection implements PoolMember {
   }
 
   private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
-    let throttleMs = 0
-    if (slot.quota !== undefined && this.opts.quotas !== undefined) {
-      const settled = this.opts.quotas.settle(slot.apiKey, response, slot.quota.handlerMs, slot.quota.who, slot.quota.owedMs)
-      response = settled.response
-      throttleMs = settled.throttleMs
-    }
+    const settled = slot.quota === undefined ? undefined : this.opts.quotas!.finish(slot.quota, slot.apiKey, response)
+    if (settled !== undefined) response = settled.response
     if (response !== undefined) {
       try {
         slot.out = encodeResponseChunks(slot.apiKey, slot.version, slot.correlationId, response)
@@ -455,7 +439,7 @@ class Connection implements PoolMember {
     slot.done = true
     if (slot.isFetch) this.fetchesInFlight--
     if (slot.request !== undefined) this.opts.metrics?.observe(slot, handler.api.name, response)
-    if (throttleMs > 0) this.throttle(throttleMs)
+    if (settled !== undefined && settled.throttleMs > 0) this.throttle(settled.throttleMs)
     this.flushQueue()
   }
 
@@ -491,7 +475,7 @@ function isWildcard(host: string): boolean {
 export class KafkaServer {
   private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
-  /** Accepted TLS sockets still in their handshake: counted against the quotas, cut at close. */
+  /** Accepted sockets not serving yet (TLS handshakes, connections held over their IP rate): counted, cut at close. */
   private readonly handshaking = new Map<string, Socket>()
   private readonly quotas: ConnectionQuotas
   private readonly pool: RequestMemoryPool
@@ -517,6 +501,8 @@ export class KafkaServer {
     }
     // The quota follows the TCP socket, so a TLS handshake that never ends still counts.
     socket.once('close', () => this.quotas.release(address))
+    const holdMs = this.opts.connectionRate?.admit(address) ?? 0
+    if (holdMs > 0) return holdThenClose(socket, holdMs, this.handshaking)
     if (!usesTls(listener.spec.protocol)) {
       this.open(socket, address, listener, undefined)
       return

@@ -1,4 +1,5 @@
-import { ApiKeys, type FetchRequest, type FetchResponse } from '@tidelog/protocol'
+import type { Socket } from 'node:net'
+import { ApiKeys, type FetchRequest, type FetchResponse, type RequestHeader } from '@tidelog/protocol'
 import type { QuotaManager } from './manager.js'
 
 // Authentication runs before a principal exists; Kafka serves it outside the request quota.
@@ -10,6 +11,15 @@ const PERCENT_PER_MS = 100 / 1000
 export interface QuotaClient {
   readonly user: string
   readonly clientId: string
+}
+
+/** One request's quota bookkeeping, from dispatch to answer. */
+export interface QuotaTicket {
+  readonly who: QuotaClient
+  /** Throttle already owed when it was read (a produce over its byte rate). */
+  readonly owedMs: number
+  /** The handler's synchronous time, set by the server. */
+  handlerMs: number
 }
 
 export const quotaClient = (principal: string, clientId: string | null): QuotaClient => {
@@ -26,6 +36,18 @@ export const quotaClient = (principal: string, clientId: string | null): QuotaCl
  */
 export class RequestThrottler {
   constructor(readonly quotas: QuotaManager) {}
+
+  /** Starts a request's bookkeeping; undefined while no client quota is set (nothing is counted then). */
+  begin(header: RequestHeader, request: unknown, requestBytes: number, principal: string): QuotaTicket | undefined {
+    if (!this.quotas.active) return undefined
+    const who = quotaClient(principal, header.clientId)
+    return { who, owedMs: this.admit(header.apiKey, request, requestBytes, who), handlerMs: 0 }
+  }
+
+  /** Ends it: records the rest; answers the response to send and the throttle (see settle). */
+  finish(ticket: QuotaTicket, apiKey: number, response: unknown): { response: unknown; throttleMs: number } {
+    return this.settle(apiKey, response, ticket.handlerMs, ticket.who, ticket.owedMs)
+  }
 
   /**
    * Before the handler runs. A produce's bytes are counted now: this broker dispatches pipelined
@@ -74,4 +96,51 @@ function fetchedBytes(res: FetchResponse): number {
   let n = 0
   for (const t of res.responses) for (const p of t.partitions) n += p.records?.length ?? 0
   return n
+}
+
+/** A timer that keeps the latest of the deadlines it is given (a longer mute extends a shorter one). */
+export class MuteTimer {
+  private timer: NodeJS.Timeout | undefined
+  private until = 0
+
+  constructor(private readonly onEnd: () => void) {}
+
+  get active(): boolean {
+    return this.timer !== undefined
+  }
+
+  /** Mutes for `ms` from now; false when an existing mute already lasts longer. */
+  extend(ms: number): boolean {
+    const until = performance.now() + ms
+    if (until <= this.until) return false
+    this.until = until
+    clearTimeout(this.timer)
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.onEnd()
+    }, ms)
+    this.timer.unref()
+    return true
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+}
+
+/**
+ * A connection over its IP's connection rate (KIP-612): Kafka keeps the socket unread for the
+ * throttle time, then closes it. `tracked` holds it meanwhile, so a shutdown can cut it.
+ */
+export function holdThenClose(socket: Socket, ms: number, tracked: Map<string, Socket>): void {
+  const key = `${socket.remoteAddress}:${socket.remotePort}`
+  socket.pause()
+  socket.on('error', () => {})
+  const timer = setTimeout(() => socket.destroy(), ms)
+  tracked.set(key, socket)
+  socket.once('close', () => {
+    clearTimeout(timer)
+    tracked.delete(key)
+  })
 }

@@ -58,7 +58,7 @@ export class QuotaManager {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.maxRequestThrottleMs = window.windowMs
-    store.onChange = () => this.changed()
+    store.onChange(() => this.changed())
     this.changed()
   }
 

@@ -54,13 +54,22 @@ export class QuotaRequestError extends Error {}
  * The client quotas set with AlterClientQuotas (Kafka keeps them as ClientQuotaRecords in its
  * metadata log) and their durable copy, `<dataDir>/client-quotas.json`. Validation follows
  * Kafka's ClientQuotaControlManager, message for message, so kafka-configs.sh reports the same
- * errors. `onChange` runs after every applied change so enforcement sees it at once.
+ * errors.
  */
 export class QuotaStore {
   private readonly entries = new Map<string, { entity: QuotaEntity; values: Map<string, number> }>()
   private readonly file: DurableFile | undefined
   private readonly path: string | undefined
-  onChange: () => void = () => {}
+  private readonly listeners: (() => void)[] = []
+
+  /** Runs `fn` after every applied change, so enforcement sees it at once. */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn)
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) fn()
+  }
 
   constructor(persist?: { dataDir: string; logs: LogManager }) {
     if (persist !== undefined) {
@@ -184,7 +193,7 @@ export class QuotaStore {
       if (values.size === 0) this.entries.delete(key)
       else this.entries.set(key, { entity: p.entity, values })
     }
-    this.onChange()
+    this.changed()
     if (this.file === undefined) return
     try {
       await this.file.save()
@@ -194,7 +203,7 @@ export class QuotaStore {
         if (before === undefined) this.entries.delete(key)
         else this.entries.set(key, before)
       }
-      this.onChange()
+      this.changed()
       throw err
     }
   }
