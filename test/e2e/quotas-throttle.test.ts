@@ -37,6 +37,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** Our client's connection holds requests while the broker throttles it (KIP-219) and logs each throttle. */
+function throttleLog() {
+  const held: number[] = []
+  const noop = () => {}
+  const logger = { debug: noop, warn: noop, error: noop, info: (o: object, msg?: string) => void (msg?.includes('throttled') && held.push((o as { throttleTimeMs: number }).throttleTimeMs)) }
+  return { held, logger }
+}
+
 const account = (type: string, clientId: string) => broker.quotaAccounts().find((a) => a.type === type && a.clientId === clientId)
 
 describe('client quotas on the tidelog broker', () => {
@@ -57,9 +65,10 @@ describe('client quotas on the tidelog broker', () => {
     }
     expect(throttled, 'a produce over the quota answered throttle_time_ms').toBeDefined()
     // KIP-219: the answer came at once and the connection is muted for throttle_time_ms: the next
-    // request is read only after it (a lower bound on wall time, safe on a slow machine).
+    // request is read only after it (a lower bound on wall time, safe on a slow machine; half of
+    // it, as the answer itself may have reached this test late).
     await produce()
-    expect(performance.now() - throttled!.at).toBeGreaterThanOrEqual(throttled!.ms - 5)
+    expect(performance.now() - throttled!.at).toBeGreaterThanOrEqual(throttled!.ms / 2)
     c.close()
     const a = account('produce', 'raw')!
     expect(a).toMatchObject({ bound: BOUND, user: '' })
@@ -70,10 +79,7 @@ describe('client quotas on the tidelog broker', () => {
     const BOUND = 250_000
     await admin.alterClientQuotas([{ entity: { user: null, 'client-id': 'fast-producer' }, ops: [{ key: 'producer_byte_rate', value: BOUND }] }])
     await admin.createTopics([{ name: 'q-producer', partitions: 2 }])
-    // Our client's connection holds requests while the broker throttles it (KIP-219) and says so.
-    const held: number[] = []
-    const noop = () => {}
-    const logger = { debug: noop, warn: noop, error: noop, info: (o: object, msg?: string) => void (msg?.includes('throttled') && held.push((o as { throttleTimeMs: number }).throttleTimeMs)) }
+    const { held, logger } = throttleLog()
     const producer = new Producer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'fast-producer', acks: 1, lingerMs: 5, batchBytes: 32_768, logger })
     const value = Buffer.alloc(1000, 7)
     const total = 1000
@@ -92,11 +98,11 @@ describe('client quotas on the tidelog broker', () => {
     expect(a.recorded).toBeGreaterThan(total * 1000)
     // Everything the broker counted fits the quota over the run plus the burst Kafka's Rate allows
     // a new client (samples - 1 windows), give or take the one request that crossed the line
-    // (≤ one 32 KB batch per partition). Kafka's windowed rate is a sawtooth (its window shrinks
-    // by one sample as a sample boundary passes), so the bound is on the run, not on each instant.
-    expect(a.recorded).toBeLessThanOrEqual(BOUND * (elapsedS + W0_S) + 2 * 40_000)
+    // (≤ one 32 KB batch per partition) per window span. Kafka's windowed rate is a sawtooth (its
+    // window shrinks by one sample as a sample boundary passes), so the bound is on the run.
+    expect(a.recorded).toBeLessThanOrEqual(BOUND * (elapsedS + W0_S) + 3 * 66_000)
     // The time it took: at least what the quota allows beyond the burst.
-    expect(elapsedS).toBeGreaterThanOrEqual((a.recorded - BOUND * W0_S) / BOUND - 0.2)
+    expect(elapsedS).toBeGreaterThanOrEqual((a.recorded - BOUND * W0_S - 3 * 66_000) / BOUND)
     console.log(`produce quota ${BOUND} B/s: achieved ${Math.round(a.recorded / elapsedS)} B/s over ${elapsedS.toFixed(2)} s (${a.violations} throttles, ${a.throttledMs} ms)`)
   })
 
@@ -109,7 +115,8 @@ describe('client quotas on the tidelog broker', () => {
     await Promise.all(Array.from({ length: total }, (_, i) => producer.send({ topic: 'q-fetch', partition: 0, key: `k${i}`, value })))
     await producer.close()
     await admin.alterClientQuotas([{ entity: { 'client-id': 'slow-reader' }, ops: [{ key: 'consumer_byte_rate', value: BOUND }] }])
-    const consumer = new Consumer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'slow-reader', autoOffsetReset: 'earliest', fetchMaxBytes: 50 * 1024 * 1024 })
+    const { held, logger } = throttleLog()
+    const consumer = new Consumer({ brokers: [`127.0.0.1:${broker.port}`], clientId: 'slow-reader', autoOffsetReset: 'earliest', fetchMaxBytes: 50 * 1024 * 1024, logger })
     consumer.assign([{ topic: 'q-fetch', partition: 0 }])
     const started = performance.now()
     let seen = 0
@@ -119,6 +126,7 @@ describe('client quotas on the tidelog broker', () => {
     const a = account('fetch', 'slow-reader')!
     expect(a).toMatchObject({ user: '', clientId: 'slow-reader', bound: BOUND })
     expect(a.violations).toBeGreaterThan(0)
+    expect(held.length).toBeGreaterThan(0)
     // Throttled fetches were answered empty and unrecorded: what was counted is what was sent.
     expect(a.recorded).toBeGreaterThanOrEqual(total * 1000)
     // A fetch is capped at bound × (samples - 1) windows, so one response can exceed the run's
