@@ -3,6 +3,8 @@
  * (flexible): Kafka's filters (exact, default, any; strict), its INVALID_REQUEST messages,
  * validate_only, durability across a restart, and ApiVersions advertising both.
  */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import { type Broker, startBroker } from '../src/index.js'
@@ -111,6 +113,16 @@ describe('client quota APIs', () => {
     const dry = await alter(client, 0, [{ entity: [['user', 'dave']], ops: [['producer_byte_rate', 10]] }], true)
     expect(dry[0]!.errorCode).toBe(ErrorCodes.NONE)
     expect(sorted((await describeQuotas(client, 0, [])).entries).map((e) => e.entity)).toEqual(['client-id=ok'])
+  })
+
+  it('a damaged or newer quotas file stops startup instead of starting without its quotas', async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, 'client-quotas.json'), '{ not json')
+    await expect(startBroker({ port: 0, dataDir: dir })).rejects.toThrow(/client-quotas.json is not valid JSON/)
+    writeFileSync(join(dir, 'client-quotas.json'), JSON.stringify({ version: 9, quotas: [] }))
+    await expect(startBroker({ port: 0, dataDir: dir })).rejects.toThrow(/format version 9/)
+    writeFileSync(join(dir, 'client-quotas.json'), JSON.stringify({ version: 1, quotas: [{ entity: { user: 'a' }, values: { bogus: 1 } }] }))
+    await expect(startBroker({ port: 0, dataDir: dir })).rejects.toThrow(/Invalid configuration key bogus/)
   })
 
   it('bad filters get Kafka\'s errors', async () => {

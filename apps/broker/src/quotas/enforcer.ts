@@ -55,7 +55,7 @@ export class RequestThrottler {
    * would let every request already read slip past the mute. A fetch's max bytes are capped at
    * what the consumer quota allows in its window. Returns the throttle owed so far.
    */
-  admit(apiKey: number, request: unknown, requestBytes: number, who: QuotaClient): number {
+  private admit(apiKey: number, request: unknown, requestBytes: number, who: QuotaClient): number {
     if (apiKey === ApiKeys.Produce) return this.quotas.record('produce', who.user, who.clientId, requestBytes)
     if (apiKey === ApiKeys.Fetch) {
       const fetch = request as FetchRequest
@@ -70,7 +70,7 @@ export class RequestThrottler {
    * and the response to send. A throttled fetch is answered empty and its bytes unrecorded, as
    * Kafka does, so the data is fetched again once the throttle is over.
    */
-  settle(apiKey: number, response: unknown, handlerMs: number, who: QuotaClient, owed: number): { response: unknown; throttleMs: number } {
+  private settle(apiKey: number, response: unknown, handlerMs: number, who: QuotaClient, owed: number): { response: unknown; throttleMs: number } {
     if (EXEMPT.has(apiKey)) return { response, throttleMs: 0 }
     let bytesThrottle = owed
     let fetchBytes = 0

@@ -139,11 +139,6 @@ export class QuotaSensor {
     return ms
   }
 
-  /** Records without checking the bound (Kafka's recordNoThrottle). */
-  recordOnly(value: number, nowMs: number): void {
-    this.rate.record(value, nowMs)
-    this.recorded += value
-  }
 
   unrecord(value: number, nowMs: number): void {
     this.rate.unrecord(value, nowMs)

@@ -48,8 +48,6 @@ export const entityKey = (e: QuotaEntity): string => JSON.stringify(ENTITY_TYPES
 /** Java's ClientQuotaEntity.toString, which Kafka's messages print. */
 const describeEntity = (pairs: Alteration['entity']): string => `ClientQuotaEntity(entries={${pairs.map((p) => `${p.entityType}=${p.entityName}`).join(', ')}})`
 
-export class QuotaRequestError extends Error {}
-
 /**
  * The client quotas set with AlterClientQuotas (Kafka keeps them as ClientQuotaRecords in its
  * metadata log) and their durable copy, `<dataDir>/client-quotas.json`. Validation follows
@@ -208,10 +206,6 @@ export class QuotaStore {
     }
   }
 
-  /** Persisted state is durable (for tests). */
-  persisted(): Promise<void> {
-    return this.file?.persisted() ?? Promise.resolve()
-  }
 }
 
 function checkEntity(pairs: Alteration['entity']): QuotaEntity | string {
