@@ -366,7 +366,7 @@ class Connection implements PoolMember {
     slot.quota = this.opts.quotas?.begin(header, request, frame.length, this.security.principal)
     // Muted from now: nothing more is read or dispatched on this connection until it has waited.
     if (slot.quota !== undefined && slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
-    const t0 = performance.now()
+    const t0 = slot.quota === undefined ? 0 : performance.now()
     let result: unknown
     try {
       result = handler.handle(ctx, request)
