@@ -18,6 +18,10 @@ import { SecurityManager } from './security/manager.js'
 import { AclStore } from './security/acl-store.js'
 import { StandardAuthorizer } from './security/authorizer.js'
 import { TlsContextProvider } from './security/tls.js'
+import { QuotaStore } from './quotas/store.js'
+import { QuotaManager, type SensorAccount } from './quotas/manager.js'
+import { RequestThrottler } from './quotas/enforcer.js'
+import { ConnectionRateQuota } from './quotas/connection-rate.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
 import { TransactionCoordinator } from './txn/coordinator.js'
 import { TransactionStore } from './txn/store.js'
@@ -60,6 +64,8 @@ export interface Broker {
   readonly listeners: readonly ListenerInfo[]
   /** The web console and /metrics, when started with consolePort. */
   readonly console: ConsoleInfo | undefined
+  /** What the client quotas have counted, per sensor (bytes, request time, throttles). */
+  quotaAccounts(): SensorAccount[]
   /**
    * Stops accepting connections, finishes the requests already read, flushes
    * and closes every log, writes the checkpoints and the clean-shutdown marker,
@@ -142,6 +148,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     cleanerDedupeBufferSize: config.logCleanerDedupeBufferSize,
   })
   let server: KafkaServer | undefined
+  let quotas: QuotaManager | undefined
   let web: BrokerConsole | undefined
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
@@ -187,9 +194,14 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
         })
       : undefined
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
+    const quotaStore = new QuotaStore({ dataDir, logs })
+    const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
+    quotas = new QuotaManager(quotaStore, quotaWindow)
     server = new KafkaServer({
       broker: context,
-      registry: createRegistry(authorizer === undefined ? {} : { authorizer }),
+      registry: createRegistry({ quotas: quotaStore, ...(authorizer === undefined ? {} : { authorizer }) }),
+      quotas: new RequestThrottler(quotas),
+      connectionRate: new ConnectionRateQuota(quotaStore, quotaWindow),
       maxRequestBytes: config.maxRequestBytes,
       logger,
       listeners: listenerSpecs,
@@ -212,6 +224,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const s = server
     const store = offsets
     const txnLog = txnStore
+    const quotaManager = quotas
     return {
       host: addr.address,
       port: addr.port,
@@ -221,6 +234,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       advertised,
       listeners,
       console: consoleInfo,
+      quotaAccounts: () => quotaManager.accounts(),
       close() {
         closing ??= (async () => {
           const stopped = s.close()

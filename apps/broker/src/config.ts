@@ -120,6 +120,10 @@ export interface BrokerConfig {
   allowEveryoneIfNoAclFound: boolean
   /** Serve the web console and /metrics over HTTP on 127.0.0.1 at this port (0 picks one); off when unset. */
   consolePort: number | undefined
+  /** Kafka's quota.window.num: samples a client quota's rate is measured over. */
+  quotaWindowNum: number
+  /** Kafka's quota.window.size.seconds: the length of one sample. */
+  quotaWindowSizeSeconds: number
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -190,6 +194,8 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   superUsers: '',
   allowEveryoneIfNoAclFound: false,
   consolePort: undefined,
+  quotaWindowNum: 11,
+  quotaWindowSizeSeconds: 1,
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -280,6 +286,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'authorizerClassName', flag: 'authorizer-class-name', env: 'TIDELOG_AUTHORIZER_CLASS_NAME', kind: { type: 'enum', values: ACCEPTED_AUTHORIZERS }, help: `turn ACLs on: ${STANDARD_AUTHORIZER}` },
   { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },
   { key: 'allowEveryoneIfNoAclFound', flag: 'allow-everyone-if-no-acl-found', env: 'TIDELOG_ALLOW_EVERYONE_IF_NO_ACL_FOUND', kind: { type: 'bool' }, help: 'with ACLs on, a resource no ACL names is open to everyone (true|false)' },
+  { key: 'quotaWindowNum', flag: 'quota-window-num', env: 'TIDELOG_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a client quota rate is measured over (quota.window.num)' },
+  { key: 'quotaWindowSizeSeconds', flag: 'quota-window-size-seconds', env: 'TIDELOG_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one quota sample in seconds (quota.window.size.seconds)' },
 ]
 
 const CONFIG_ENV = 'TIDELOG_CONFIG'

@@ -12,6 +12,8 @@ import type { ApiHandler, RequestContext } from './handlers/index.js'
 import { ConnectionQuotas, type PoolMember, RequestMemoryPool, normalizeAddress } from './limits.js'
 import type { Logger } from './logger.js'
 import type { BrokerMetrics, SocketStats } from './metrics/broker-metrics.js'
+import type { ConnectionRateQuota } from './quotas/connection-rate.js'
+import { MuteTimer, type QuotaTicket, type RequestThrottler, holdThenClose } from './quotas/enforcer.js'
 import { encodeResponseChunks } from './response-frame.js'
 import { ConnectionSecurity } from './security/authenticator.js'
 import { type ListenerSpec, usesTls } from './security/listeners.js'
@@ -34,6 +36,9 @@ export interface ServerOptions {
   tls?: TlsContextProvider
   /** Counts each answered request (rate, latency, bytes) for /metrics and the console. */
   metrics?: BrokerMetrics
+  /** Client quotas: byte rates and request time (KIP-219), connection rate per IP (KIP-612). */
+  quotas?: RequestThrottler
+  connectionRate?: ConnectionRateQuota
 }
 
 /** One open listener: its spec, where it is bound, and what Metadata tells its clients. */
@@ -62,6 +67,8 @@ interface Slot {
   started: number
   request: unknown
   requestBytes: number
+  /** Set while client quotas are on. */
+  quota?: QuotaTicket | undefined
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 128
@@ -96,6 +103,8 @@ class Connection implements PoolMember {
   private pumping = false
   /** queued.max.request.bytes is used up: read nothing until the pool says so. */
   private memoryMuted = false
+  /** Over a client quota: read and dispatch nothing until this timer fires (KIP-219). */
+  private readonly quotaMute = new MuteTimer(() => this.pump())
   // What this connection holds in the pool: its partial frame, frames waiting in
   // the backlog, and frames dispatched whose handler has not finished.
   private backlogBytes = 0
@@ -133,6 +142,7 @@ class Connection implements PoolMember {
     socket.on('error', (err) => this.opts.logger.debug(`${this.peer}: ${err.message}`))
     socket.on('close', () => {
       this.closed = true
+      this.quotaMute.cancel()
       // What it read but never dispatched is garbage now; dispatched requests free theirs as they finish.
       this.backlog = []
       this.backlogHead = 0
@@ -174,6 +184,14 @@ class Connection implements PoolMember {
     if (!this.memoryMuted) return
     this.memoryMuted = false
     this.pump()
+  }
+
+  /** Mutes the connection for `ms` after a quota violation; a longer one extends it. */
+  private throttle(ms: number): void {
+    if (!this.closed && this.quotaMute.extend(ms) && !this.paused) {
+      this.paused = true
+      this.socket.pause()
+    }
   }
 
   /** Tells the pool what this connection holds now. */
@@ -248,6 +266,7 @@ class Connection implements PoolMember {
         const frame = this.backlog[this.backlogHead]!
         const isFetch = frame.length >= 2 && frame.readInt16BE(0) === ApiKeys.Fetch
         if (
+          this.quotaMute.active ||
           this.queue.length >= this.maxInFlight ||
           this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES ||
           (isFetch && this.fetchesInFlight >= MAX_FETCHES_IN_FLIGHT)
@@ -279,6 +298,7 @@ class Connection implements PoolMember {
     }
     const blocked =
       this.memoryMuted ||
+      this.quotaMute.active ||
       this.backlogHead < this.backlog.length ||
       this.queue.length >= this.maxInFlight ||
       this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES
@@ -355,9 +375,15 @@ class Connection implements PoolMember {
         this.closing = true
       },
     }
+    slot.quota = this.opts.quotas?.begin(header, request, frame.length, this.security.principal)
+    // Muted from now: nothing more is read or dispatched on this connection until it has waited.
+    if (slot.quota !== undefined && slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
+    const t0 = slot.quota === undefined ? 0 : performance.now()
     let result: unknown
     try {
       result = handler.handle(ctx, request)
+      // The handler's own (synchronous) time stands for Kafka's request-thread time; waits do not count.
+      if (slot.quota !== undefined) slot.quota.handlerMs = performance.now() - t0
     } catch (err) {
       this.handlerFailed(slot, handler, request, err)
       return
@@ -411,6 +437,8 @@ class Connection implements PoolMember {
   }
 
   private complete(slot: Slot, handler: ApiHandler, response: unknown): void {
+    const settled = slot.quota === undefined ? undefined : this.opts.quotas!.finish(slot.quota, slot.apiKey, response)
+    if (settled !== undefined) response = settled.response
     if (response !== undefined) {
       try {
         slot.out = encodeResponseChunks(slot.apiKey, slot.version, slot.correlationId, response)
@@ -423,6 +451,7 @@ class Connection implements PoolMember {
     slot.done = true
     if (slot.isFetch) this.fetchesInFlight--
     if (slot.request !== undefined) this.opts.metrics?.observe(slot, handler.api.name, response)
+    if (settled !== undefined && settled.throttleMs > 0) this.throttle(settled.throttleMs)
     this.flushQueue()
   }
 
@@ -458,7 +487,7 @@ function isWildcard(host: string): boolean {
 export class KafkaServer {
   private readonly servers: Server[] = []
   private readonly connections = new Set<Connection>()
-  /** Accepted TLS sockets still in their handshake: counted against the quotas, cut at close. */
+  /** Accepted sockets not serving yet (TLS handshakes, connections held over their IP rate): counted, cut at close. */
   private readonly handshaking = new Map<string, Socket>()
   private readonly quotas: ConnectionQuotas
   private readonly pool: RequestMemoryPool
@@ -496,6 +525,8 @@ export class KafkaServer {
     }
     // The quota follows the TCP socket, so a TLS handshake that never ends still counts.
     socket.once('close', () => this.quotas.release(address))
+    const holdMs = this.opts.connectionRate?.admit(address) ?? 0
+    if (holdMs > 0) return holdThenClose(socket, holdMs, this.handshaking)
     if (!usesTls(listener.spec.protocol)) {
       this.open(socket, address, listener, undefined)
       return

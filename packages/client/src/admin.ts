@@ -3,6 +3,7 @@ import { ClientClosedError } from './errors.js'
 import { describeCluster } from './admin/describe-cluster.js'
 import { type AclBinding, type AclBindingFilter, createAcls, deleteAcls, describeAcls } from './admin/acls.js'
 import type { AdminContext } from './admin/engine.js'
+import { type ClientQuotaAlteration, type ClientQuotaEntry, type ClientQuotaFilter, alterClientQuotas, describeClientQuotas } from './admin/quotas.js'
 import { alterConfigs, describeConfigs } from './admin/configs.js'
 import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
 import { describeLogDirs } from './admin/log-dirs.js'
@@ -210,6 +211,18 @@ export class Admin {
   deleteAcls(filters: AclBindingFilter[], options?: TimeoutOption): Promise<AclBinding[][]> {
     this.ensureOpen()
     return deleteAcls(this.ctx, filters, options)
+  }
+
+  /** DescribeClientQuotas: the quota entities the filter matches (default: all); needs DESCRIBE_CONFIGS on the cluster. */
+  describeClientQuotas(filter?: ClientQuotaFilter, options?: TimeoutOption): Promise<ClientQuotaEntry[]> {
+    this.ensureOpen()
+    return describeClientQuotas(this.ctx, filter, options)
+  }
+
+  /** AlterClientQuotas: sets (or, with value null, removes) quota values per entity; needs ALTER_CONFIGS on the cluster. */
+  alterClientQuotas(alterations: ClientQuotaAlteration[], options?: TimeoutOption & { validateOnly?: boolean }): Promise<void> {
+    this.ensureOpen()
+    return alterClientQuotas(this.ctx, alterations, options)
   }
 
   private ensureOpen(): void {

@@ -41,6 +41,9 @@ import { alterUserScramCredentialsHandler } from './51-alter-user-scram-credenti
 import { describeAclsHandler } from './29-describe-acls.js'
 import { createAclsHandler } from './30-create-acls.js'
 import { deleteAclsHandler } from './31-delete-acls.js'
+import { describeClientQuotasHandler } from './48-describe-client-quotas.js'
+import { alterClientQuotasHandler } from './49-alter-client-quotas.js'
+import { QuotaStore } from '../quotas/store.js'
 import type { StandardAuthorizer } from '../security/authorizer.js'
 import { withAuthorization } from '../security/authorizer-rules.js'
 import type { ApiHandler } from './types.js'
@@ -53,9 +56,10 @@ export type { ApiHandler, RequestContext } from './types.js'
  * ranges (kafka-python, librdkafka) switch features on as for 4.0. Minimums follow KIP-896.
  * test/broker-release-coherence.test.ts checks this against 4.0.2's captured answer.
  */
-export function createRegistry(options: { authorizer?: StandardAuthorizer } = {}): ReadonlyMap<number, ApiHandler> {
+export function createRegistry(options: { authorizer?: StandardAuthorizer; quotas?: QuotaStore } = {}): ReadonlyMap<number, ApiHandler> {
   const registry = new Map<number, ApiHandler>()
   const { authorizer } = options
+  const quotas = options.quotas ?? new QuotaStore()
   const add = (h: ApiHandler): void => {
     if (h.minVersion < h.api.minVersion || h.maxVersion > h.api.maxVersion) {
       throw new Error(`${h.api.name} handler serves ${h.minVersion}-${h.maxVersion}, beyond the codec's ${h.api.minVersion}-${h.api.maxVersion}`)
@@ -105,6 +109,8 @@ export function createRegistry(options: { authorizer?: StandardAuthorizer } = {}
     describeAclsHandler(authorizer),
     createAclsHandler(authorizer),
     deleteAclsHandler(authorizer),
+    describeClientQuotasHandler(quotas),
+    alterClientQuotasHandler(quotas),
   ] as ApiHandler[]) {
     add(h)
   }

@@ -1,0 +1,159 @@
+import { QuotaSensor, type WindowConfig } from './rate.js'
+import type { QuotaEntity, QuotaStore } from './store.js'
+
+/** The client quota types Kafka's QuotaFactory makes a ClientQuotaManager for, by their config key. */
+export const CLIENT_QUOTA_TYPES = {
+  produce: 'producer_byte_rate',
+  fetch: 'consumer_byte_rate',
+  request: 'request_percentage',
+} as const
+export type ClientQuotaType = keyof typeof CLIENT_QUOTA_TYPES
+
+const SENSOR_EXPIRY_MS = 3600_000
+const SWEEP_EVERY_MS = 60_000
+
+/** Which sensor a client's usage is counted in: Kafka's quota metric tags (user, client-id). */
+export interface QuotaTags {
+  readonly user: string
+  readonly clientId: string
+}
+
+/** What the broker has counted for one sensor: exposed for tests, /metrics and the console. */
+export interface SensorAccount {
+  type: ClientQuotaType
+  user: string
+  clientId: string
+  bound: number
+  /** The windowed rate now (per second; request: percent of one thread). */
+  rate: number
+  /** Sum of the samples inside the window and the time that window spans. */
+  windowTotal: number
+  windowMs: number
+  samples: { startMs: number; value: number }[]
+  /** Everything recorded since the sensor was made. */
+  recorded: number
+  violations: number
+  throttledMs: number
+}
+
+/**
+ * Kafka's ClientQuotaManager for produce, fetch and request time, with its default quota
+ * callback: a (user, client-id) pair is counted in the sensor of the most specific entity that
+ * has this type's quota set, in the order of KIP-55 —
+ * /users/<user>/clients/<client-id>, /users/<user>/clients/<default>, /users/<user>,
+ * /users/<default>/clients/<client-id>, /users/<default>/clients/<default>, /users/<default>,
+ * /clients/<client-id>, /clients/<default>. Sharing a sensor is what makes a user quota
+ * shared by all of that user's clients. Quotas change at once: a change drops the sensors so
+ * the next request resolves again (Kafka updates the bound of live sensors; a fresh window is
+ * the simpler equivalent for a single broker, and loses at most one window of history).
+ */
+export class QuotaManager {
+  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor; lastMs: number }>()
+  private lastSweepMs = 0
+  private readonly maxRequestThrottleMs: number
+
+  constructor(
+    readonly store: QuotaStore,
+    readonly window: WindowConfig,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.maxRequestThrottleMs = window.windowMs
+    store.onChange(() => this.changed())
+    this.changed()
+  }
+
+  /** Some client quota is set (Kafka's quotasEnabled): without one nothing is counted at all. */
+  active = false
+
+  private changed(): void {
+    this.sensors.clear()
+    const keys = Object.values(CLIENT_QUOTA_TYPES) as string[]
+    this.active = false
+    for (const e of this.store.all()) if (!('ip' in e.entity) && keys.some((k) => e.values.has(k))) this.active = true
+  }
+
+  /** The sensor's tags and bound for this client (undefined: no quota applies). */
+  resolve(type: ClientQuotaType, user: string, clientId: string): { tags: QuotaTags; bound: number } | undefined {
+    const key = CLIENT_QUOTA_TYPES[type]
+    const at = (entity: QuotaEntity): number | undefined => this.store.get(entity, key)
+    const candidates: [QuotaEntity, QuotaTags][] = [
+      [{ user, 'client-id': clientId }, { user, clientId }],
+      [{ user, 'client-id': null }, { user, clientId }],
+      [{ user }, { user, clientId: '' }],
+      [{ user: null, 'client-id': clientId }, { user, clientId }],
+      [{ user: null, 'client-id': null }, { user, clientId }],
+      [{ user: null }, { user, clientId: '' }],
+      [{ 'client-id': clientId }, { user: '', clientId }],
+      [{ 'client-id': null }, { user: '', clientId }],
+    ]
+    for (const [entity, tags] of candidates) {
+      // An empty user or client id takes no quota of that type, named or default (Kafka checks nonEmpty).
+      if ((user === '' && 'user' in entity) || (clientId === '' && 'client-id' in entity)) continue
+      const bound = at(entity)
+      if (bound !== undefined) return { tags, bound }
+    }
+    return undefined
+  }
+
+  private sensorFor(type: ClientQuotaType, user: string, clientId: string): QuotaSensor | undefined {
+    const resolved = this.resolve(type, user, clientId)
+    if (resolved === undefined) return undefined
+    const id = `${type}\u0000${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    let entry = this.sensors.get(id)
+    if (entry === undefined) {
+      this.sweep()
+      entry = { type, tags: resolved.tags, sensor: new QuotaSensor(this.window, resolved.bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
+      this.sensors.set(id, entry)
+    }
+    entry.lastMs = this.now()
+    return entry.sensor
+  }
+
+  /**
+   * Drops sensors idle for an hour (Kafka's InactiveSensorExpirationTimeSeconds), so clients
+   * inventing a new client id per connection cannot grow the broker's memory without bound.
+   */
+  private sweep(): void {
+    const now = this.now()
+    if (now - this.lastSweepMs < SWEEP_EVERY_MS) return
+    this.lastSweepMs = now
+    for (const [id, e] of this.sensors) if (now - e.lastMs > SENSOR_EXPIRY_MS) this.sensors.delete(id)
+  }
+
+  /** Records usage and answers the throttle time in ms (0: within quota, or no quota). */
+  record(type: ClientQuotaType, user: string, clientId: string, value: number): number {
+    return this.sensorFor(type, user, clientId)?.record(value, this.now()) ?? 0
+  }
+
+  /** Takes back usage recorded for a response that was not sent (a throttled fetch). */
+  unrecord(type: ClientQuotaType, user: string, clientId: string, value: number): void {
+    this.sensorFor(type, user, clientId)?.unrecord(value, this.now())
+  }
+
+  /**
+   * The most this client may get in one response (getMaxValueInQuotaWindow): bound ×
+   * (samples - 1) windows, so a single fetch can never exceed what the quota allows.
+   */
+  maxValueInWindow(type: ClientQuotaType, user: string, clientId: string): number {
+    const r = this.resolve(type, user, clientId)
+    return r === undefined ? Number.POSITIVE_INFINITY : r.bound * (this.window.samples - 1) * (this.window.windowMs / 1000)
+  }
+
+  /** What has been counted, sensor by sensor. */
+  accounts(): SensorAccount[] {
+    const now = this.now()
+    return [...this.sensors.values()].map(({ type, tags, sensor }) => ({
+      type,
+      user: tags.user,
+      clientId: tags.clientId,
+      bound: sensor.bound,
+      rate: sensor.rate.rate(now),
+      windowTotal: sensor.rate.total(now),
+      windowMs: sensor.rate.windowSizeMs(now),
+      samples: sensor.rate.snapshot(now),
+      recorded: sensor.recorded,
+      violations: sensor.violations,
+      throttledMs: sensor.throttledMs,
+    }))
+  }
+}
