@@ -143,6 +143,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   })
   let server: KafkaServer | undefined
   let web: BrokerConsole | undefined
+  let closeSecurity = (): void => {}
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
   try {
@@ -173,7 +174,19 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       plainUsersFile: config.saslPlainUsersFile,
       reauthMs: config.connectionsMaxReauthMs,
       failedAuthenticationDelayMs: config.connectionFailedAuthenticationDelayMs,
+      oauthbearer: {
+        jaasConfig: config.oauthbearerSaslJaasConfig,
+        jwksEndpointUrl: config.saslOauthbearerJwksEndpointUrl,
+        jwksEndpointRefreshMs: config.saslOauthbearerJwksEndpointRefreshMs,
+        expectedAudience: config.saslOauthbearerExpectedAudience,
+        expectedIssuer: config.saslOauthbearerExpectedIssuer,
+        subClaimName: config.saslOauthbearerSubClaimName,
+        scopeClaimName: config.saslOauthbearerScopeClaimName,
+        clockSkewSeconds: config.saslOauthbearerClockSkewSeconds,
+      },
     })
+    await security.start()
+    closeSecurity = () => security.close()
     const tls = listenerSpecs.some((l) => usesTls(l.protocol))
       ? new TlsContextProvider({
           keystoreLocation: config.sslKeystoreLocation,
@@ -223,6 +236,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       close() {
         closing ??= (async () => {
           const stopped = s.close()
+          closeSecurity()
           await web?.close()
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
@@ -238,6 +252,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       },
     }
   } catch (err) {
+    closeSecurity()
     await web?.close().catch(() => {})
     if (server !== undefined) await server.close(0).catch(() => {})
     await txnStore?.close().catch(() => {})
