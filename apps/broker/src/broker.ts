@@ -197,6 +197,10 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           truststoreCertificates: config.sslTruststoreCertificates,
           clientAuth: config.sslClientAuth,
           principalMappingRules: config.sslPrincipalMappingRules,
+          keystoreType: config.sslKeystoreType,
+          keystorePassword: config.sslKeystorePassword,
+          truststoreType: config.sslTruststoreType,
+          truststorePassword: config.sslTruststorePassword,
         })
       : undefined
     server = new KafkaServer({

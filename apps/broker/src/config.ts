@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ACCEPTED_AUTHORIZERS, STANDARD_AUTHORIZER } from './security/authorizer.js'
 import { resolveListeners } from './security/listeners.js'
+import { jksUnsupported } from './security/keystore.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
 
@@ -92,13 +93,17 @@ export interface BrokerConfig {
   advertisedListeners: string | undefined
   /** Kafka's listener.security.protocol.map: NAME:PROTOCOL,... */
   listenerSecurityProtocolMap: string | undefined
-  /** Only PEM (Kafka's ssl.keystore.type=PEM); JKS and PKCS12 need the JVM's key tools. */
-  sslKeystoreType: 'PEM'
+  /** Kafka's ssl.keystore.type: PEM or PKCS12 (JKS is refused with the keytool command that converts it). */
+  sslKeystoreType: 'PEM' | 'PKCS12' | 'JKS'
+  /** Kafka's ssl.keystore.password: the PKCS12 store's password. */
+  sslKeystorePassword: string | undefined
   sslKeystoreLocation: string | undefined
   sslKeystoreCertificateChain: string | undefined
   sslKeystoreKey: string | undefined
   sslKeyPassword: string | undefined
-  sslTruststoreType: 'PEM'
+  sslTruststoreType: 'PEM' | 'PKCS12' | 'JKS'
+  /** Kafka's ssl.truststore.password: checks a PKCS12 truststore's integrity and decrypts its entries. */
+  sslTruststorePassword: string | undefined
   sslTruststoreLocation: string | undefined
   sslTruststoreCertificates: string | undefined
   sslClientAuth: 'none' | 'requested' | 'required'
@@ -183,11 +188,13 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   advertisedListeners: undefined,
   listenerSecurityProtocolMap: undefined,
   sslKeystoreType: 'PEM',
+  sslKeystorePassword: undefined,
   sslKeystoreLocation: undefined,
   sslKeystoreCertificateChain: undefined,
   sslKeystoreKey: undefined,
   sslKeyPassword: undefined,
   sslTruststoreType: 'PEM',
+  sslTruststorePassword: undefined,
   sslTruststoreLocation: undefined,
   sslTruststoreCertificates: undefined,
   sslClientAuth: 'none',
@@ -281,12 +288,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'listeners', flag: 'listeners', env: 'TIDELOG_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: "listeners to open, e.g. 'PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093' (replaces --host/--port)" },
   { key: 'advertisedListeners', flag: 'advertised-listeners', env: 'TIDELOG_ADVERTISED_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: 'NAME://host:port per listener, as Metadata tells clients (default: the bound address)' },
   { key: 'listenerSecurityProtocolMap', flag: 'listener-security-protocol-map', env: 'TIDELOG_LISTENER_SECURITY_PROTOCOL_MAP', kind: { type: 'string', nonEmpty: true }, help: 'NAME:PROTOCOL pairs for listeners not named after their protocol', defaultText: 'each protocol name to itself' },
-  { key: 'sslKeystoreType', flag: 'ssl-keystore-type', env: 'TIDELOG_SSL_KEYSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslKeystoreType', flag: 'ssl-keystore-type', env: 'TIDELOG_SSL_KEYSTORE_TYPE', kind: { type: 'enum', values: ['PEM', 'PKCS12', 'JKS'] }, help: 'PEM | PKCS12 (JKS: convert with keytool -importkeystore ... -deststoretype PKCS12)' },
+  { key: 'sslKeystorePassword', flag: 'ssl-keystore-password', env: 'TIDELOG_SSL_KEYSTORE_PASSWORD', kind: { type: 'string' }, help: 'password of a PKCS12 keystore' },
   { key: 'sslKeystoreLocation', flag: 'ssl-keystore-location', env: 'TIDELOG_SSL_KEYSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file with the private key and certificate chain; re-read when it changes' },
   { key: 'sslKeystoreCertificateChain', flag: 'ssl-keystore-certificate-chain', env: 'TIDELOG_SSL_KEYSTORE_CERTIFICATE_CHAIN', kind: { type: 'string', nonEmpty: true }, help: 'the certificate chain as PEM text (instead of a keystore file)' },
   { key: 'sslKeystoreKey', flag: 'ssl-keystore-key', env: 'TIDELOG_SSL_KEYSTORE_KEY', kind: { type: 'string', nonEmpty: true }, help: 'the private key as PEM text (instead of a keystore file)' },
   { key: 'sslKeyPassword', flag: 'ssl-key-password', env: 'TIDELOG_SSL_KEY_PASSWORD', kind: { type: 'string', nonEmpty: true }, help: 'passphrase of an encrypted private key' },
-  { key: 'sslTruststoreType', flag: 'ssl-truststore-type', env: 'TIDELOG_SSL_TRUSTSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslTruststoreType', flag: 'ssl-truststore-type', env: 'TIDELOG_SSL_TRUSTSTORE_TYPE', kind: { type: 'enum', values: ['PEM', 'PKCS12', 'JKS'] }, help: 'PEM | PKCS12 (JKS: convert with keytool)' },
+  { key: 'sslTruststorePassword', flag: 'ssl-truststore-password', env: 'TIDELOG_SSL_TRUSTSTORE_PASSWORD', kind: { type: 'string' }, help: 'password of a PKCS12 truststore' },
   { key: 'sslTruststoreLocation', flag: 'ssl-truststore-location', env: 'TIDELOG_SSL_TRUSTSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file of the CAs client certificates must chain to' },
   { key: 'sslTruststoreCertificates', flag: 'ssl-truststore-certificates', env: 'TIDELOG_SSL_TRUSTSTORE_CERTIFICATES', kind: { type: 'string', nonEmpty: true }, help: 'those CAs as PEM text' },
   { key: 'sslClientAuth', flag: 'ssl-client-auth', env: 'TIDELOG_SSL_CLIENT_AUTH', kind: { type: 'enum', values: ['none', 'requested', 'required'] }, help: 'none | requested | required: ask TLS clients for a certificate (its subject is the principal)' },
@@ -489,6 +498,9 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
 function checkCombination(config: BrokerConfig): void {
   // Throws ConfigError naming the bad listener, so a typo fails at parse time, not at bind.
   resolveListeners(config)
+  // Node cannot read Java KeyStore files: fail at parse time with the keytool command that converts one.
+  if (config.sslKeystoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.keystore', config.sslKeystoreLocation).message)
+  if (config.sslTruststoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.truststore', config.sslTruststoreLocation).message)
   for (const m of config.saslEnabledMechanisms.split(',')) {
     if (m.trim().toUpperCase() === 'OAUTHBEARER') continue
     if (!['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(m.trim().toUpperCase())) {
