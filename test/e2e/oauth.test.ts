@@ -127,6 +127,23 @@ describe('OAUTHBEARER with JWKS-verified tokens', () => {
     })
   })
 
+  it("KIP-368 with our client: short-lived tokens end sessions, the client logs in again with a fresh token, and nothing is lost", async () => {
+    let tokens = 0
+    const p = as(new Producer({ ...client('ops', () => (tokens++, token('ops', 3))), idempotent: true }))
+    await p.send({ topic: 'orders', value: 'renewed-first' })
+    let sent = 1
+    const first = tokens
+    // Tokens are fetched only to log in: two more mean sessions ended at their tokens' exp and the client logged in again.
+    await until('two more logins with fresh tokens', async () => {
+      await p.send({ topic: 'orders', value: `renewed-${sent++}` })
+      await new Promise((r) => setTimeout(r, 50))
+      return tokens >= first + 2 ? true : undefined
+    }, 30_000)
+    const admin = as(new Admin(client('ops')))
+    const offsets = await admin.listOffsets([{ topic: 'orders', partition: 0, timestamp: 'latest' }])
+    expect(offsets[0]!.offset).toBe(BigInt(20 + sent))
+  })
+
   it("KIP-368: the session ends at the token's exp; a request after it closes the connection, re-authenticating renews it", async () => {
     const c = await RawClient.connect(broker.port)
     const first = await authenticate(c, initialResponse(token('ops', 3)))

@@ -6,6 +6,7 @@
  * or stranger certificate are refused with the error each client reports.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +20,7 @@ import { ApiKeys } from '@tidelog/protocol'
 import { RawClient } from '../../apps/broker/test/helpers/raw-client.js'
 import { type TestCertificates, makeCertificates } from '../../apps/broker/test/security/certs.js'
 import { upsertScramUser } from '../../apps/broker/test/security/helpers.js'
+import { claims, jwks, signedJwt, signingKey } from '../../apps/broker/test/oauthbearer-helpers.js'
 import { KAFKA_VERSIONS, fetchKafka, javaClientVersion, javaTool, peerUnavailable } from '../helpers/kafka.js'
 import { type PeerUse, kafkajsVersion, kcatVersion, pythonVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
 
@@ -367,6 +369,68 @@ print('READ', len(seen))
       c.close()
     }
   }
+})
+
+describe('OAUTHBEARER with JWKS-verified tokens (KIP-768) from confluent-kafka', () => {
+  const confluentKafka = optional(`${PYTHON} module confluent_kafka`, () =>
+    pythonVersion(PYTHON, "confluent_kafka.version()[0] + ' (librdkafka ' + confluent_kafka.libversion()[0] + ')'", 'confluent_kafka'),
+  )
+  // Debian's librdkafka is built without libcurl, so its OIDC token fetch is absent; oauth_cb hands
+  // librdkafka the provider's token instead, as an application with its own OAuth library does.
+  it.skipIf(!confluentKafka)("confluent-kafka's oauth_cb supplies a signed JWT; the broker checks it against the JWKS, and one signed by a stranger key is refused", async () => {
+    const key = signingKey('jwks-1', 'ES256')
+    const idp = createServer((req, res) => void res.writeHead(req.url === '/jwks' ? 200 : 404, { 'content-type': 'application/json' }).end(jwks(key)))
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve))
+    const dir = mkdtempSync(join(tmpdir(), 'tidelog-jwks-'))
+    const b = await startBroker({
+      dataDir: dir,
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      saslEnabledMechanisms: 'OAUTHBEARER',
+      saslOauthbearerJwksEndpointUrl: `http://127.0.0.1:${(idp.address() as { port: number }).port}/jwks`,
+      saslOauthbearerExpectedAudience: 'kafka',
+      saslOauthbearerExpectedIssuer: 'tidelog-test-idp',
+      connectionFailedAuthenticationDelayMs: 0,
+      logLevel: 'error',
+    })
+    const script = `
+import sys, time
+from confluent_kafka import Producer, Consumer
+bootstrap, token = sys.argv[1], sys.argv[2]
+errors = []
+conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': 'OAUTHBEARER',
+        'oauth_cb': lambda _config: (token, time.time() + 600), 'error_cb': lambda e: errors.append(str(e))}
+p = Producer(conf)
+for i in range(5):
+    p.produce('jwks-python', ('signed-%d' % i).encode())
+left = p.flush(float(sys.argv[3]))
+if left:
+    print('ERROR', left, 'unsent;', ' | '.join(errors))
+    sys.exit(0)
+c = Consumer(dict(conf, **{'group.id': 'jwks-python', 'auto.offset.reset': 'earliest'}))
+c.subscribe(['jwks-python'])
+seen = set()
+for _ in range(60):
+    m = c.poll(0.5)
+    if m is not None and m.error() is None:
+        seen.add(m.value())
+    if len(seen) == 5:
+        break
+c.close()
+print('READ', len(seen))
+`
+    try {
+      const token = (k: typeof key) => signedJwt(k, claims('py-app', 600, { aud: 'kafka', iss: 'tidelog-test-idp' }))
+      const ok = await run(PYTHON, ['-c', script, `127.0.0.1:${b.port}`, token(key), '15'])
+      expect(ok.stdout, ok.stderr).toContain('READ 5')
+      const bad = await run(PYTHON, ['-c', script, `127.0.0.1:${b.port}`, token(signingKey('jwks-1', 'ES256')), '3'])
+      expect(bad.stdout, bad.stderr).toMatch(/ERROR 5 unsent;.*\{"status":"invalid_token"\}/)
+      recordPeer('confluent-kafka', confluentKafka!)
+    } finally {
+      await b.close()
+      await new Promise((resolve) => idp.close(resolve))
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('KIP-368 re-authentication with the Java client', () => {
