@@ -97,7 +97,8 @@ export function checkTimes(claims: Claims, nowMs: number, skewMs: number): TimeC
 /** Every required scope value must be granted; the error names them, as Kafka's validateScope does. */
 export function checkScope(granted: readonly string[], required: readonly string[]): void {
   const missing = required.filter((r) => !granted.includes(r))
-  if (missing.length > 0) throw new TokenRejected(`the token's scope [${granted.join(' ')}] lacks [${missing.join(' ')}]`, 'insufficient_scope', required.join(' '))
+  // JSON-quoted: the granted values come from the client and go to the broker's log.
+  if (missing.length > 0) throw new TokenRejected(`the token's scope ${JSON.stringify(granted)} lacks ${JSON.stringify(missing)}`, 'insufficient_scope', required.join(' '))
 }
 
 /** A validated token: what the SASL server needs from it. */
