@@ -3,10 +3,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '../src/config.js'
 import { silentLogger } from '../src/logger.js'
 import { sessionLifetimeMs } from '../src/security/authenticator.js'
 import { SaslFailure } from '../src/security/mechanisms.js'
-import { parseJaasConfig } from '../src/security/oauthbearer/config.js'
+import { createTokenValidator, parseJaasConfig } from '../src/security/oauthbearer/config.js'
+import { DEFAULT_OAUTHBEARER } from '../src/security/manager.js'
 import { JwksKeySet, JwtValidator, type JwtValidatorOptions } from '../src/security/oauthbearer/jwks.js'
 import { TokenRejected, type TokenValidator } from '../src/security/oauthbearer/jwt.js'
 import { OAuthBearerServer, parseClientInitialResponse } from '../src/security/oauthbearer/server.js'
@@ -213,5 +215,33 @@ describe('sasl.jaas.config', () => {
     expect(j.loginModule).toBe('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule')
     expect([...j.options]).toEqual([['unsecuredValidatorRequiredScope', 'a b'], ['unsecuredValidatorAllowableClockSkewMs', '3000']])
     expect(() => parseJaasConfig('OAuthBearerLoginModule required')).toThrow(/expected/)
+  })
+})
+
+describe("OAUTHBEARER settings under Kafka's names", () => {
+  it('a config file with server.properties spellings sets them; OAUTHBEARER is an accepted mechanism', () => {
+    const file = {
+      'sasl.enabled.mechanisms': 'SCRAM-SHA-512,OAUTHBEARER',
+      'sasl.oauthbearer.jwks.endpoint.url': 'https://idp.example/jwks',
+      'sasl.oauthbearer.expected.audience': 'kafka,kafka-admin',
+      'sasl.oauthbearer.expected.issuer': 'https://idp.example',
+      'sasl.oauthbearer.clock.skew.seconds': '5',
+      'oauthbearer.sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
+    }
+    const r = parseConfig({ argv: ['--config', 'server.json'], env: {}, readFile: () => JSON.stringify(file) })
+    if (r.help) throw new Error('unexpected --help')
+    expect(r.config).toMatchObject({
+      saslEnabledMechanisms: 'SCRAM-SHA-512,OAUTHBEARER',
+      saslOauthbearerJwksEndpointUrl: 'https://idp.example/jwks',
+      saslOauthbearerExpectedAudience: 'kafka,kafka-admin',
+      saslOauthbearerExpectedIssuer: 'https://idp.example',
+      saslOauthbearerClockSkewSeconds: 5,
+      saslOauthbearerSubClaimName: 'sub',
+      oauthbearerSaslJaasConfig: 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
+    })
+    expect(() => parseConfig({ argv: ['--sasl-enabled-mechanisms', 'GSSAPI'], env: {} })).toThrow(/GSSAPI is not/)
+    const plain = { ...DEFAULT_OAUTHBEARER, jaasConfig: 'org.apache.kafka.common.security.plain.PlainLoginModule required;' }
+    expect(() => createTokenValidator(plain, silentLogger)).toThrow(/OAUTHBEARER needs org\.apache\.kafka\.common\.security\.oauthbearer\.OAuthBearerLoginModule/)
+    expect(createTokenValidator(DEFAULT_OAUTHBEARER, silentLogger).validator.kind).toBe('unsecured')
   })
 })
