@@ -32,6 +32,27 @@ describe('PKCS12 truststores as keytool writes them', () => {
   })
 })
 
+describe('damaged PKCS12 truststores', () => {
+  it('40 seeded single-byte corruptions: each is refused with a KeystoreError or still reads the one certificate, never hangs or crashes', () => {
+    const good = read('trust.p12')
+    let seed = 12
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32
+    let refused = 0
+    // Each attempt derives the MAC key (10,000 hash rounds), so the count stays small.
+    for (let i = 0; i < 40; i++) {
+      const bad = Buffer.from(good)
+      bad[Math.floor(next() * bad.length)] = Math.floor(next() * 256)
+      try {
+        expect(pkcs12Certificates(bad, 'trust-pw')).toHaveLength(1)
+      } catch (err) {
+        expect(err).toBeInstanceOf(KeystoreError)
+        refused++
+      }
+    }
+    expect(refused).toBeGreaterThan(30)
+  })
+})
+
 describe('ssl.keystore.type=PKCS12 on a listener', () => {
   it('serves TLS with the keytool keystore and checks client certificates against the PKCS12 truststore', async () => {
     const b = await startBroker({

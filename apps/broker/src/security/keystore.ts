@@ -93,6 +93,16 @@ function int(d: Der): number {
   return v.reduce((n, b) => n * 256 + b, 0)
 }
 
+// Java's PKCS12KeyStore refuses counts above 5,000,000 (keytool writes 10,000, OpenSSL 2,048);
+// a damaged count in the billions would otherwise hang the start.
+const MAX_ITERATIONS = 5_000_000
+
+function iterations(d: Der): number {
+  const n = int(d)
+  if (n < 1 || n > MAX_ITERATIONS) throw new KeystoreError(`an iteration count of ${n} is outside 1..${MAX_ITERATIONS}`)
+  return n
+}
+
 const seq = (d: Der | undefined, what: string) => children(expectTag(d, 0x30, what))
 /** The content of a context-specific [0] EXPLICIT wrapper. */
 const explicit0 = (d: Der | undefined, what: string) => readDer(expectTag(d, 0xa0, what).value)
@@ -141,11 +151,11 @@ function verifyMac(pfx: Der[], authSafeContent: Buffer, password: string): void 
   const macData = pfx[2]
   // A store without a MAC (keytool -storepass '' ) has nothing to check.
   if (macData === undefined) return
-  const [digestInfo, macSalt, iterations] = seq(macData, 'MacData')
+  const [digestInfo, macSalt, count] = seq(macData, 'MacData')
   const [algorithm, digest] = seq(digestInfo, 'DigestInfo')
   const hash = DIGESTS[oid(seq(algorithm, 'the MAC algorithm')[0]!)]
   if (hash === undefined) throw new KeystoreError('unsupported MAC algorithm')
-  const key = pkcs12MacKey(hash, password, expectTag(macSalt, 0x04, 'the MAC salt').value, iterations === undefined ? 1 : int(iterations))
+  const key = pkcs12MacKey(hash, password, expectTag(macSalt, 0x04, 'the MAC salt').value, count === undefined ? 1 : iterations(count))
   const mac = createHmac(hash, key).update(authSafeContent).digest()
   const expected = expectTag(digest, 0x04, 'the MAC').value
   if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) {
@@ -164,14 +174,14 @@ function decryptPbes2(algorithm: Der, encrypted: Buffer, password: string): Buff
   if (oid(kdfOid!) !== OID.pbkdf2) throw new KeystoreError('PBES2 without PBKDF2 is not supported')
   const p = seq(kdfParams, 'PBKDF2 parameters')
   const salt = expectTag(p[0], 0x04, 'the PBKDF2 salt').value
-  const iterations = int(p[1]!)
+  const rounds = iterations(p[1]!)
   const prf = p.find((d) => d.tag === 0x30)
   const hmac = prf === undefined ? 'sha1' : HMACS[oid(seq(prf, 'the PRF')[0]!)]
   const [cipherOid, iv] = seq(scheme, 'the encryption scheme')
   const cipher = CIPHERS[oid(cipherOid!)]
   if (hmac === undefined || cipher === undefined) throw new KeystoreError('unsupported PBES2 cipher or PRF')
   const keyLength = Number(cipher.split('-')[1]) / 8
-  const key = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, iterations, keyLength, hmac)
+  const key = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, rounds, keyLength, hmac)
   try {
     const d = createDecipheriv(cipher, key, expectTag(iv, 0x04, 'the IV').value)
     return Buffer.concat([d.update(encrypted), d.final()])
@@ -187,7 +197,11 @@ function certificatesIn(safeContents: Buffer, into: string[]): void {
     const [certId, certValue] = seq(explicit0(bagValue, 'a CertBag'), 'a CertBag')
     if (oid(certId!) !== OID.x509Certificate) continue
     const der = expectTag(explicit0(certValue, 'a certificate'), 0x04, 'a certificate').value
-    into.push(new X509Certificate(der).toString())
+    try {
+      into.push(new X509Certificate(der).toString())
+    } catch {
+      throw new KeystoreError('an entry is not an X.509 certificate')
+    }
   }
 }
 
