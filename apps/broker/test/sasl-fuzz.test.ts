@@ -20,6 +20,7 @@ import { SecurityManager } from '../src/security/manager.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
 import { claims, initialResponse, jwks, signedJwt, signingKey, unsecuredJws } from './oauthbearer-helpers.js'
+import type { Logger } from '../src/logger.js'
 import { captureLogger } from './security/helpers.js'
 
 // A small deterministic PRNG (mulberry32) so a failure reproduces from its seed.
@@ -130,13 +131,13 @@ function nextMessage(rand: () => number, f: Fixtures, mechanism: string, answer:
   return damaged ? mutate(rand, msg) : msg
 }
 
-function manager(dir: string, f: Fixtures, logger = captureLogger().logger): SecurityManager {
+function manager(dir: string, f: Fixtures, logger: Logger, reauthMs: number): SecurityManager {
   return new SecurityManager({
     dataDir: dir,
     logger,
     enabledMechanisms: ['PLAIN', 'SCRAM-SHA-256', 'OAUTHBEARER'],
     plainUsersFile: join(dir, 'users.jaas'),
-    reauthMs: 0,
+    reauthMs,
     failedAuthenticationDelayMs: 0,
     oauthbearer: { jaasConfig: undefined, jwksEndpointUrl: f.jwksUrl, jwksEndpointRefreshMs: 0, expectedAudience: 'kafka', expectedIssuer: undefined, subClaimName: 'sub', scopeClaimName: 'scope', clockSkewSeconds: 30 },
   })
@@ -154,10 +155,11 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
     const dir = tempDir()
     const f = fixtures(dir)
     const { lines, logger } = captureLogger()
-    const m = manager(dir, f, logger)
+    // KIP-368 is fuzzed too: sessions last 2 s of a simulated clock that each step moves on by up to 1.5 s.
+    const m = manager(dir, f, logger, 2000)
     await m.start()
     const rand = rng(16_2026)
-    const count = { exchanges: 0, refusedEarly: 0, authenticated: new Map<string, number>(), failed: 0 }
+    const count = { exchanges: 0, refusedEarly: 0, expired: 0, authenticated: new Map<string, number>(), failed: 0 }
     let slowest = 0
     // Checked with plain comparisons and asserted once: expect() per step would cost more than the exchanges.
     const violations: string[] = []
@@ -166,12 +168,15 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
     }
     const secret = f.good.split('.')[2]!
     for (let i = 0; i < EXCHANGES; i++) {
-      const sec = new ConnectionSecurity(m, LISTENER, undefined)
+      let clock = Date.now()
+      let sessionEnd = Infinity
+      const sec = new ConnectionSecurity(m, LISTENER, undefined, () => clock)
       const state: { bare?: string } = {}
       let mechanism = ''
       let answer: Buffer | undefined
       count.exchanges++
       for (let step = 0; step < 6 && sec.current !== 'failed'; step++) {
+        clock += Math.floor(rand() * 1500)
         const before = sec.current
         const r = rand()
         const t0 = performance.now()
@@ -180,6 +185,12 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
           if (before !== 'authenticated') {
             check(typeof refusal === 'string', () => `a request was admitted in state ${before}`)
             count.refusedEarly++
+            break
+          }
+          // Served while the session lasts, refused (the connection closes) once it is over.
+          check((refusal === undefined) === clock < sessionEnd, () => `session ending at ${sessionEnd}, at ${clock}: ${refusal ?? 'served'}`)
+          if (refusal !== undefined) {
+            count.expired++
             break
           }
         } else if (r < 0.35 || mechanism === '') {
@@ -199,6 +210,7 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
             check(!message.includes(PASSWORD) && !message.includes(secret), () => `a secret in ${JSON.stringify(message.slice(0, 200))}`)
           }
           answer = res.authBytes
+          if (res.errorCode === ErrorCodes.NONE && sec.current === 'authenticated') sessionEnd = clock + Number(res.sessionLifetimeMs)
           if (res.close) break
         }
         slowest = Math.max(slowest, performance.now() - t0)
@@ -215,9 +227,10 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
     expect(count.failed).toBeGreaterThan(EXCHANGES / 5)
     expect(count.authenticated.get('User:alice')).toBeGreaterThan(10)
     expect(count.authenticated.get('User:svc')).toBeGreaterThan(10)
+    expect(count.expired).toBeGreaterThan(10)
     expect(lines.join('\n')).not.toContain(PASSWORD)
     expect(lines.join('\n')).not.toContain(f.good.split('.')[2])
-    console.log(`sasl-fuzz: ${count.exchanges} exchanges, ${count.failed} failed, ${count.refusedEarly} early requests refused, authenticated ${JSON.stringify([...count.authenticated])}, slowest step ${slowest.toFixed(1)} ms`)
+    console.log(`sasl-fuzz: ${count.exchanges} exchanges, ${count.failed} failed, ${count.refusedEarly} early requests refused, ${count.expired} requests after the session refused, authenticated ${JSON.stringify([...count.authenticated])}, slowest step ${slowest.toFixed(1)} ms`)
   })
 
   it('2,000 hostile connections over real sockets: no request served before authentication, the broker keeps serving', async () => {
