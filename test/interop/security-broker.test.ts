@@ -6,6 +6,7 @@
  * or stranger certificate are refused with the error each client reports.
  */
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +20,7 @@ import { ApiKeys } from '@tidelog/protocol'
 import { RawClient } from '../../apps/broker/test/helpers/raw-client.js'
 import { type TestCertificates, makeCertificates } from '../../apps/broker/test/security/certs.js'
 import { upsertScramUser } from '../../apps/broker/test/security/helpers.js'
+import { claims, jwks, signedJwt, signingKey } from '../../apps/broker/test/oauthbearer-helpers.js'
 import { KAFKA_VERSIONS, fetchKafka, javaClientVersion, javaTool, peerUnavailable } from '../helpers/kafka.js'
 import { type PeerUse, kafkajsVersion, kcatVersion, pythonVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
 
@@ -62,6 +64,9 @@ describe('security on the tidelog broker, seen by real clients', () => {
   let javaVersion: string | undefined
   const kcat = optional('kcat', kcatVersion)
   const kafkaPython = optional(`${PYTHON} module kafka`, () => pythonVersion(PYTHON, 'kafka.__version__', 'kafka'))
+  const confluentKafka = optional(`${PYTHON} module confluent_kafka`, () =>
+    pythonVersion(PYTHON, "confluent_kafka.version()[0] + ' (librdkafka ' + confluent_kafka.libversion()[0] + ')'", 'confluent_kafka'),
+  )
   const used: PeerUse[] = []
   recordsPeers(() => (used.length > 0 ? used.splice(0) : undefined))
 
@@ -96,7 +101,9 @@ describe('security on the tidelog broker, seen by real clients', () => {
       sslKeystoreLocation: certs.brokerKeystore,
       sslTruststoreLocation: certs.caFile,
       sslClientAuth: 'required',
-      saslEnabledMechanisms: 'SCRAM-SHA-256,SCRAM-SHA-512',
+      // OAUTHBEARER with Kafka's default, the unsecured validator: what the Java client's and librdkafka's
+      // built-in development tokens (alg none) are made for.
+      saslEnabledMechanisms: 'SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
       connectionFailedAuthenticationDelayMs: 0,
       logLevel: 'warn',
     })
@@ -259,6 +266,99 @@ c.close()
     expect((err as Error).message).toContain('Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512')
   })
 
+  // A token whose principal sits in "email" rather than "sub": well formed, but the validator
+  // requires sub, so the broker answers {"status":"invalid_token"} (RFC 6750) and then fails.
+  const oauthJavaProps = (claim: 'sub' | 'email') =>
+    props(`oauth-${claim}.properties`, {
+      'security.protocol': 'SASL_SSL',
+      'sasl.mechanism': 'OAUTHBEARER',
+      'sasl.jaas.config': `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginPrincipalClaimName="${claim}" unsecuredLoginStringClaim_${claim}="oauth-java";`,
+      'ssl.truststore.type': 'PEM',
+      'ssl.truststore.location': certs.caFile,
+    })
+
+  it('the Java client over SASL_SSL with OAUTHBEARER (its unsecured login callback handler); a token without sub is SaslAuthenticationException', async (ctx) => {
+    if (javaSkip) return ctx.skip()
+    used.push({ peer: 'Java client', version: javaVersion! })
+    const input = Array.from({ length: 20 }, (_, i) => `oauth-java-${i}`).join('\n') + '\n'
+    await java('org.apache.kafka.tools.ConsoleProducer', ['--bootstrap-server', saslSsl, '--topic', 'secure-oauth-java', '--producer.config', oauthJavaProps('sub')], input)
+    const c = await RawClient.connect(broker.listeners[0]!.port)
+    const offsets = await c.request(ApiKeys.ListOffsets, 7, {
+      replicaId: -1, isolationLevel: 0, topics: [{ name: 'secure-oauth-java', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }],
+    })
+    c.close()
+    expect(offsets.topics[0].partitions[0].offset).toBe(20n)
+    const bad = await java('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', saslSsl, '--list', '--command-config', oauthJavaProps('email')]).then(
+      () => 'succeeded',
+      (e: Error) => e.message,
+    )
+    expect(bad).toMatch(/SaslAuthenticationException: \{"status":"invalid_token"\}/)
+  })
+
+  it.skipIf(!kcat)("kcat (librdkafka) over SASL_SSL with OAUTHBEARER (librdkafka's unsecured JWT); a token without sub is refused", async () => {
+    used.push({ peer: 'kcat', version: kcat! })
+    const oauth = (config: string) => ['-X', 'security.protocol=SASL_SSL', '-X', 'sasl.mechanisms=OAUTHBEARER', '-X', 'enable.sasl.oauthbearer.unsecure.jwt=true', '-X', `sasl.oauthbearer.config=${config}`, '-X', `ssl.ca.location=${certs.caFile}`]
+    const p = await run('kcat', ['-b', saslSsl, ...oauth('principal=oauth-kcat'), '-P', '-t', 'secure-oauth-kcat'], 'one\ntwo\nthree\n')
+    expect(p.status, p.stderr).toBe(0)
+    const c = await run('kcat', ['-b', saslSsl, ...oauth('principal=oauth-kcat scope=kafka'), '-C', '-t', 'secure-oauth-kcat', '-o', 'beginning', '-e', '-q'])
+    expect(c.stdout.split('\n').filter((l) => l !== ''), c.stderr).toEqual(['one', 'two', 'three'])
+    const bad = await run('kcat', ['-b', saslSsl, ...oauth('principalClaimName=email principal=oauth-kcat'), '-L', '-m', '4'])
+    expect(bad.status).not.toBe(0)
+    expect(bad.stderr).toContain('{"status":"invalid_token"}')
+  })
+
+  it.skipIf(!confluentKafka)('confluent-kafka (librdkafka, python) over SASL_SSL with OAUTHBEARER; a token without sub is refused', async () => {
+    used.push({ peer: 'confluent-kafka', version: confluentKafka! })
+    const script = `
+import sys
+from confluent_kafka import Producer, Consumer
+bootstrap, ca, config = sys.argv[1], sys.argv[2], sys.argv[3]
+errors = []
+conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_SSL', 'sasl.mechanisms': 'OAUTHBEARER',
+        'enable.sasl.oauthbearer.unsecure.jwt': True, 'sasl.oauthbearer.config': config, 'ssl.ca.location': ca,
+        'error_cb': lambda e: errors.append(str(e))}
+p = Producer(conf)
+for i in range(10):
+    p.produce('secure-oauth-python', ('py-%d' % i).encode())
+left = p.flush(15)
+if left:
+    print('ERROR', left, 'unsent;', ' | '.join(errors))
+    sys.exit(0)
+c = Consumer(dict(conf, **{'group.id': 'secure-oauth-python', 'auto.offset.reset': 'earliest'}))
+c.subscribe(['secure-oauth-python'])
+seen = set()
+for _ in range(60):
+    m = c.poll(0.5)
+    if m is not None and m.error() is None:
+        seen.add(m.value())
+    if len(seen) == 10:
+        break
+c.close()
+print('READ', len(seen))
+`
+    const ok = await run(PYTHON, ['-c', script, saslSsl, certs.caFile, 'principal=oauth-python'])
+    expect(ok.stdout, ok.stderr).toContain('READ 10')
+    const bad = await run(PYTHON, ['-c', script.replace('p.flush(15)', 'p.flush(3)'), saslSsl, certs.caFile, 'principalClaimName=email principal=oauth-python'])
+    expect(bad.stdout, bad.stderr).toMatch(/ERROR 10 unsent;.*\{"status":"invalid_token"\}/)
+  })
+
+  it('our client over SASL_SSL with OAUTHBEARER (an unsecured token from oauthBearerProvider); a token without sub is SASL_AUTHENTICATION_FAILED', async () => {
+    const tls = { ca: certs.ca }
+    const now = Math.floor(Date.now() / 1000)
+    const jws = (claims: Record<string, unknown>) => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`
+    const sasl = (claims: Record<string, unknown>) => ({ mechanism: 'OAUTHBEARER' as const, oauthBearerProvider: () => ({ value: jws(claims) }) })
+    const admin = new Admin({ brokers: [saslSsl], ssl: tls, sasl: sasl({ sub: 'oauth-ours', iat: now, exp: now + 600 }) })
+    await admin.createTopics([{ name: 'secure-oauth-ours', partitions: 1 }])
+    expect(await admin.listTopics()).toContain('secure-oauth-ours')
+    await admin.close()
+    const wrong = new Admin({ brokers: [saslSsl], ssl: tls, sasl: sasl({ email: 'oauth-ours', iat: now, exp: now + 600 }), timeoutMs: 10_000 })
+    const err = await wrong.listTopics().catch((e: unknown) => e)
+    await wrong.close()
+    expect(err).toBeInstanceOf(SaslAuthenticationError)
+    expect((err as SaslAuthenticationError).code).toBe(58)
+    expect((err as Error).message).toContain('{"status":"invalid_token"}')
+  })
+
   /** The SCRAM user, made through AlterUserScramCredentials when ConfigCommand has not run (Java missing). */
   async function ensureUser(): Promise<void> {
     const c = await RawClient.connect(broker.listeners[0]!.port)
@@ -269,6 +369,68 @@ c.close()
       c.close()
     }
   }
+})
+
+describe('OAUTHBEARER with JWKS-verified tokens (KIP-768) from confluent-kafka', () => {
+  const confluentKafka = optional(`${PYTHON} module confluent_kafka`, () =>
+    pythonVersion(PYTHON, "confluent_kafka.version()[0] + ' (librdkafka ' + confluent_kafka.libversion()[0] + ')'", 'confluent_kafka'),
+  )
+  // Debian's librdkafka is built without libcurl, so its OIDC token fetch is absent; oauth_cb hands
+  // librdkafka the provider's token instead, as an application with its own OAuth library does.
+  it.skipIf(!confluentKafka)("confluent-kafka's oauth_cb supplies a signed JWT; the broker checks it against the JWKS, and one signed by a stranger key is refused", async () => {
+    const key = signingKey('jwks-1', 'ES256')
+    const idp = createServer((req, res) => void res.writeHead(req.url === '/jwks' ? 200 : 404, { 'content-type': 'application/json' }).end(jwks(key)))
+    await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve))
+    const dir = mkdtempSync(join(tmpdir(), 'tidelog-jwks-'))
+    const b = await startBroker({
+      dataDir: dir,
+      listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+      saslEnabledMechanisms: 'OAUTHBEARER',
+      saslOauthbearerJwksEndpointUrl: `http://127.0.0.1:${(idp.address() as { port: number }).port}/jwks`,
+      saslOauthbearerExpectedAudience: 'kafka',
+      saslOauthbearerExpectedIssuer: 'tidelog-test-idp',
+      connectionFailedAuthenticationDelayMs: 0,
+      logLevel: 'error',
+    })
+    const script = `
+import sys, time
+from confluent_kafka import Producer, Consumer
+bootstrap, token = sys.argv[1], sys.argv[2]
+errors = []
+conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': 'OAUTHBEARER',
+        'oauth_cb': lambda _config: (token, time.time() + 600), 'error_cb': lambda e: errors.append(str(e))}
+p = Producer(conf)
+for i in range(5):
+    p.produce('jwks-python', ('signed-%d' % i).encode())
+left = p.flush(float(sys.argv[3]))
+if left:
+    print('ERROR', left, 'unsent;', ' | '.join(errors))
+    sys.exit(0)
+c = Consumer(dict(conf, **{'group.id': 'jwks-python', 'auto.offset.reset': 'earliest'}))
+c.subscribe(['jwks-python'])
+seen = set()
+for _ in range(60):
+    m = c.poll(0.5)
+    if m is not None and m.error() is None:
+        seen.add(m.value())
+    if len(seen) == 5:
+        break
+c.close()
+print('READ', len(seen))
+`
+    try {
+      const token = (k: typeof key) => signedJwt(k, claims('py-app', 600, { aud: 'kafka', iss: 'tidelog-test-idp' }))
+      const ok = await run(PYTHON, ['-c', script, `127.0.0.1:${b.port}`, token(key), '15'])
+      expect(ok.stdout, ok.stderr).toContain('READ 5')
+      const bad = await run(PYTHON, ['-c', script, `127.0.0.1:${b.port}`, token(signingKey('jwks-1', 'ES256')), '3'])
+      expect(bad.stdout, bad.stderr).toMatch(/ERROR 5 unsent;.*\{"status":"invalid_token"\}/)
+      recordPeer('confluent-kafka', confluentKafka!)
+    } finally {
+      await b.close()
+      await new Promise((resolve) => idp.close(resolve))
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('KIP-368 re-authentication with the Java client', () => {

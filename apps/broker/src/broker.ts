@@ -150,6 +150,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   let server: KafkaServer | undefined
   let quotas: QuotaManager | undefined
   let web: BrokerConsole | undefined
+  let closeSecurity = (): void => {}
   let offsets: OffsetsStore | undefined
   let txnStore: TransactionStore | undefined
   try {
@@ -180,7 +181,19 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       plainUsersFile: config.saslPlainUsersFile,
       reauthMs: config.connectionsMaxReauthMs,
       failedAuthenticationDelayMs: config.connectionFailedAuthenticationDelayMs,
+      oauthbearer: {
+        jaasConfig: config.oauthbearerSaslJaasConfig,
+        jwksEndpointUrl: config.saslOauthbearerJwksEndpointUrl,
+        jwksEndpointRefreshMs: config.saslOauthbearerJwksEndpointRefreshMs,
+        expectedAudience: config.saslOauthbearerExpectedAudience,
+        expectedIssuer: config.saslOauthbearerExpectedIssuer,
+        subClaimName: config.saslOauthbearerSubClaimName,
+        scopeClaimName: config.saslOauthbearerScopeClaimName,
+        clockSkewSeconds: config.saslOauthbearerClockSkewSeconds,
+      },
     })
+    await security.start()
+    closeSecurity = () => security.close()
     const tls = listenerSpecs.some((l) => usesTls(l.protocol))
       ? new TlsContextProvider({
           keystoreLocation: config.sslKeystoreLocation,
@@ -191,6 +204,10 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           truststoreCertificates: config.sslTruststoreCertificates,
           clientAuth: config.sslClientAuth,
           principalMappingRules: config.sslPrincipalMappingRules,
+          keystoreType: config.sslKeystoreType,
+          keystorePassword: config.sslKeystorePassword,
+          truststoreType: config.sslTruststoreType,
+          truststorePassword: config.sslTruststorePassword,
         })
       : undefined
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
@@ -238,6 +255,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       close() {
         closing ??= (async () => {
           const stopped = s.close()
+          closeSecurity()
           await web?.close()
           // Long-polling fetches and parked joins answer now instead of at their timeouts.
           appends.close()
@@ -253,6 +271,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       },
     }
   } catch (err) {
+    closeSecurity()
     await web?.close().catch(() => {})
     if (server !== undefined) await server.close(0).catch(() => {})
     await txnStore?.close().catch(() => {})

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ACCEPTED_AUTHORIZERS, STANDARD_AUTHORIZER } from './security/authorizer.js'
 import { resolveListeners } from './security/listeners.js'
+import { jksUnsupported } from './security/keystore.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
 
@@ -92,13 +93,17 @@ export interface BrokerConfig {
   advertisedListeners: string | undefined
   /** Kafka's listener.security.protocol.map: NAME:PROTOCOL,... */
   listenerSecurityProtocolMap: string | undefined
-  /** Only PEM (Kafka's ssl.keystore.type=PEM); JKS and PKCS12 need the JVM's key tools. */
-  sslKeystoreType: 'PEM'
+  /** Kafka's ssl.keystore.type: PEM or PKCS12 (JKS is refused with the keytool command that converts it). */
+  sslKeystoreType: 'PEM' | 'PKCS12' | 'JKS'
+  /** Kafka's ssl.keystore.password: the PKCS12 store's password. */
+  sslKeystorePassword: string | undefined
   sslKeystoreLocation: string | undefined
   sslKeystoreCertificateChain: string | undefined
   sslKeystoreKey: string | undefined
   sslKeyPassword: string | undefined
-  sslTruststoreType: 'PEM'
+  sslTruststoreType: 'PEM' | 'PKCS12' | 'JKS'
+  /** Kafka's ssl.truststore.password: checks a PKCS12 truststore's integrity and decrypts its entries. */
+  sslTruststorePassword: string | undefined
   sslTruststoreLocation: string | undefined
   sslTruststoreCertificates: string | undefined
   sslClientAuth: 'none' | 'requested' | 'required'
@@ -106,6 +111,17 @@ export interface BrokerConfig {
   saslEnabledMechanisms: string
   /** A JAAS-style file: its user_NAME="password" options are the PLAIN users (as Kafka's PlainLoginModule). */
   saslPlainUsersFile: string | undefined
+  /** Kafka's <listener>.oauthbearer.sasl.jaas.config, for every SASL listener: OAuthBearerLoginModule and its unsecuredValidator* options. */
+  oauthbearerSaslJaasConfig: string | undefined
+  /** Kafka's sasl.oauthbearer.jwks.endpoint.url (KIP-768): set, OAUTHBEARER tokens must be signed by a key from it; unset, unsecured tokens are accepted. */
+  saslOauthbearerJwksEndpointUrl: string | undefined
+  saslOauthbearerJwksEndpointRefreshMs: number
+  /** Kafka's sasl.oauthbearer.expected.audience, comma separated. */
+  saslOauthbearerExpectedAudience: string | undefined
+  saslOauthbearerExpectedIssuer: string | undefined
+  saslOauthbearerSubClaimName: string
+  saslOauthbearerScopeClaimName: string
+  saslOauthbearerClockSkewSeconds: number
   /** KIP-368: authenticated sessions last this long, then must re-authenticate; 0 never expires. */
   connectionsMaxReauthMs: number
   /** Kafka's connection.failed.authentication.delay.ms: a failed authentication is answered this late. */
@@ -176,17 +192,27 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   advertisedListeners: undefined,
   listenerSecurityProtocolMap: undefined,
   sslKeystoreType: 'PEM',
+  sslKeystorePassword: undefined,
   sslKeystoreLocation: undefined,
   sslKeystoreCertificateChain: undefined,
   sslKeystoreKey: undefined,
   sslKeyPassword: undefined,
   sslTruststoreType: 'PEM',
+  sslTruststorePassword: undefined,
   sslTruststoreLocation: undefined,
   sslTruststoreCertificates: undefined,
   sslClientAuth: 'none',
   // Kafka's default is GSSAPI, which is not served; these are what is.
   saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
   saslPlainUsersFile: undefined,
+  oauthbearerSaslJaasConfig: undefined,
+  saslOauthbearerJwksEndpointUrl: undefined,
+  saslOauthbearerJwksEndpointRefreshMs: 3_600_000,
+  saslOauthbearerExpectedAudience: undefined,
+  saslOauthbearerExpectedIssuer: undefined,
+  saslOauthbearerSubClaimName: 'sub',
+  saslOauthbearerScopeClaimName: 'scope',
+  saslOauthbearerClockSkewSeconds: 30,
   connectionsMaxReauthMs: 0,
   connectionFailedAuthenticationDelayMs: 100,
   sslPrincipalMappingRules: 'DEFAULT',
@@ -268,17 +294,27 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'listeners', flag: 'listeners', env: 'TIDELOG_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: "listeners to open, e.g. 'PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9093' (replaces --host/--port)" },
   { key: 'advertisedListeners', flag: 'advertised-listeners', env: 'TIDELOG_ADVERTISED_LISTENERS', kind: { type: 'string', nonEmpty: true }, help: 'NAME://host:port per listener, as Metadata tells clients (default: the bound address)' },
   { key: 'listenerSecurityProtocolMap', flag: 'listener-security-protocol-map', env: 'TIDELOG_LISTENER_SECURITY_PROTOCOL_MAP', kind: { type: 'string', nonEmpty: true }, help: 'NAME:PROTOCOL pairs for listeners not named after their protocol', defaultText: 'each protocol name to itself' },
-  { key: 'sslKeystoreType', flag: 'ssl-keystore-type', env: 'TIDELOG_SSL_KEYSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslKeystoreType', flag: 'ssl-keystore-type', env: 'TIDELOG_SSL_KEYSTORE_TYPE', kind: { type: 'enum', values: ['PEM', 'PKCS12', 'JKS'] }, help: 'PEM | PKCS12 (JKS: convert with keytool -importkeystore ... -deststoretype PKCS12)' },
+  { key: 'sslKeystorePassword', flag: 'ssl-keystore-password', env: 'TIDELOG_SSL_KEYSTORE_PASSWORD', kind: { type: 'string' }, help: 'password of a PKCS12 keystore' },
   { key: 'sslKeystoreLocation', flag: 'ssl-keystore-location', env: 'TIDELOG_SSL_KEYSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file with the private key and certificate chain; re-read when it changes' },
   { key: 'sslKeystoreCertificateChain', flag: 'ssl-keystore-certificate-chain', env: 'TIDELOG_SSL_KEYSTORE_CERTIFICATE_CHAIN', kind: { type: 'string', nonEmpty: true }, help: 'the certificate chain as PEM text (instead of a keystore file)' },
   { key: 'sslKeystoreKey', flag: 'ssl-keystore-key', env: 'TIDELOG_SSL_KEYSTORE_KEY', kind: { type: 'string', nonEmpty: true }, help: 'the private key as PEM text (instead of a keystore file)' },
   { key: 'sslKeyPassword', flag: 'ssl-key-password', env: 'TIDELOG_SSL_KEY_PASSWORD', kind: { type: 'string', nonEmpty: true }, help: 'passphrase of an encrypted private key' },
-  { key: 'sslTruststoreType', flag: 'ssl-truststore-type', env: 'TIDELOG_SSL_TRUSTSTORE_TYPE', kind: { type: 'enum', values: ['PEM'] }, help: 'PEM only' },
+  { key: 'sslTruststoreType', flag: 'ssl-truststore-type', env: 'TIDELOG_SSL_TRUSTSTORE_TYPE', kind: { type: 'enum', values: ['PEM', 'PKCS12', 'JKS'] }, help: 'PEM | PKCS12 (JKS: convert with keytool)' },
+  { key: 'sslTruststorePassword', flag: 'ssl-truststore-password', env: 'TIDELOG_SSL_TRUSTSTORE_PASSWORD', kind: { type: 'string' }, help: 'password of a PKCS12 truststore' },
   { key: 'sslTruststoreLocation', flag: 'ssl-truststore-location', env: 'TIDELOG_SSL_TRUSTSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file of the CAs client certificates must chain to' },
   { key: 'sslTruststoreCertificates', flag: 'ssl-truststore-certificates', env: 'TIDELOG_SSL_TRUSTSTORE_CERTIFICATES', kind: { type: 'string', nonEmpty: true }, help: 'those CAs as PEM text' },
   { key: 'sslClientAuth', flag: 'ssl-client-auth', env: 'TIDELOG_SSL_CLIENT_AUTH', kind: { type: 'enum', values: ['none', 'requested', 'required'] }, help: 'none | requested | required: ask TLS clients for a certificate (its subject is the principal)' },
-  { key: 'saslEnabledMechanisms', flag: 'sasl-enabled-mechanisms', env: 'TIDELOG_SASL_ENABLED_MECHANISMS', kind: { type: 'string', nonEmpty: true }, help: 'SASL mechanisms offered: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512' },
+  { key: 'saslEnabledMechanisms', flag: 'sasl-enabled-mechanisms', env: 'TIDELOG_SASL_ENABLED_MECHANISMS', kind: { type: 'string', nonEmpty: true }, help: 'SASL mechanisms offered: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER' },
   { key: 'saslPlainUsersFile', flag: 'sasl-plain-users-file', env: 'TIDELOG_SASL_PLAIN_USERS_FILE', kind: { type: 'string', nonEmpty: true }, help: 'JAAS-style file whose user_NAME="password" entries are the PLAIN users' },
+  { key: 'oauthbearerSaslJaasConfig', flag: 'oauthbearer-sasl-jaas-config', env: 'TIDELOG_OAUTHBEARER_SASL_JAAS_CONFIG', kind: { type: 'string', nonEmpty: true }, help: 'OAuthBearerLoginModule required unsecuredValidatorRequiredScope="..." ...; options of the unsecured OAUTHBEARER validator' },
+  { key: 'saslOauthbearerJwksEndpointUrl', flag: 'sasl-oauthbearer-jwks-endpoint-url', env: 'TIDELOG_SASL_OAUTHBEARER_JWKS_ENDPOINT_URL', kind: { type: 'string', nonEmpty: true }, help: 'http(s):// or file: JWKS whose keys sign OAUTHBEARER tokens (KIP-768); unset, unsecured tokens are accepted (development only)' },
+  { key: 'saslOauthbearerJwksEndpointRefreshMs', flag: 'sasl-oauthbearer-jwks-endpoint-refresh-ms', env: 'TIDELOG_SASL_OAUTHBEARER_JWKS_ENDPOINT_REFRESH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'reload the JWKS this often; 0 loads it once' },
+  { key: 'saslOauthbearerExpectedAudience', flag: 'sasl-oauthbearer-expected-audience', env: 'TIDELOG_SASL_OAUTHBEARER_EXPECTED_AUDIENCE', kind: { type: 'string', nonEmpty: true }, help: 'comma-separated audiences; a token\'s aud must name one' },
+  { key: 'saslOauthbearerExpectedIssuer', flag: 'sasl-oauthbearer-expected-issuer', env: 'TIDELOG_SASL_OAUTHBEARER_EXPECTED_ISSUER', kind: { type: 'string', nonEmpty: true }, help: 'a token\'s iss must be this' },
+  { key: 'saslOauthbearerSubClaimName', flag: 'sasl-oauthbearer-sub-claim-name', env: 'TIDELOG_SASL_OAUTHBEARER_SUB_CLAIM_NAME', kind: { type: 'string', nonEmpty: true }, help: 'the claim naming the principal (User:<value>)' },
+  { key: 'saslOauthbearerScopeClaimName', flag: 'sasl-oauthbearer-scope-claim-name', env: 'TIDELOG_SASL_OAUTHBEARER_SCOPE_CLAIM_NAME', kind: { type: 'string', nonEmpty: true }, help: 'the claim holding the token\'s scope' },
+  { key: 'saslOauthbearerClockSkewSeconds', flag: 'sasl-oauthbearer-clock-skew-seconds', env: 'TIDELOG_SASL_OAUTHBEARER_CLOCK_SKEW_SECONDS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'clock difference allowed when checking exp, iat and nbf' },
   { key: 'connectionsMaxReauthMs', flag: 'connections-max-reauth-ms', env: 'TIDELOG_CONNECTIONS_MAX_REAUTH_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'SASL sessions last this long, then must re-authenticate (KIP-368); 0 never expires' },
   { key: 'connectionFailedAuthenticationDelayMs', flag: 'connection-failed-authentication-delay-ms', env: 'TIDELOG_CONNECTION_FAILED_AUTHENTICATION_DELAY_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'hold back the answer to a failed authentication this long before closing' },
   { key: 'consolePort', flag: 'console-port', env: 'TIDELOG_CONSOLE_PORT', kind: { type: 'int', min: 0, max: 65535 }, help: 'serve the web console and Prometheus /metrics on http://127.0.0.1:PORT (0 picks a free one); off by default' },
@@ -470,7 +506,11 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
 function checkCombination(config: BrokerConfig): void {
   // Throws ConfigError naming the bad listener, so a typo fails at parse time, not at bind.
   resolveListeners(config)
+  // Node cannot read Java KeyStore files: fail at parse time with the keytool command that converts one.
+  if (config.sslKeystoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.keystore', config.sslKeystoreLocation).message)
+  if (config.sslTruststoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.truststore', config.sslTruststoreLocation).message)
   for (const m of config.saslEnabledMechanisms.split(',')) {
+    if (m.trim().toUpperCase() === 'OAUTHBEARER') continue
     if (!['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'].includes(m.trim().toUpperCase())) {
       throw new ConfigError(`sasl-enabled-mechanisms: ${m.trim()} is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI is not)`)
     }

@@ -79,6 +79,7 @@ describe('parseConfig', () => {
       connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
       authorizerClassName: undefined, superUsers: '', allowEveryoneIfNoAclFound: false,
       quotaWindowNum: 11, quotaWindowSizeSeconds: 1,
+      saslOauthbearerJwksEndpointRefreshMs: 3600000, saslOauthbearerSubClaimName: 'sub', saslOauthbearerScopeClaimName: 'scope', saslOauthbearerClockSkewSeconds: 30,
     })
   })
 

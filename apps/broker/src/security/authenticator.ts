@@ -55,6 +55,17 @@ export interface AuthenticateResult {
   close: boolean
 }
 
+/**
+ * KIP-368's session lifetime, as Kafka's SaslServerAuthenticator computes it: the shorter of
+ * connections.max.reauth.ms (when > 0) and the credential's own remaining life (an
+ * OAUTHBEARER token's exp); undefined when neither bounds the session.
+ */
+export function sessionLifetimeMs(reauthMs: number, credentialExpiresAt: number | undefined, now: number): number | undefined {
+  if (credentialExpiresAt === undefined && reauthMs <= 0) return undefined
+  const credential = credentialExpiresAt === undefined ? Infinity : Math.max(0, credentialExpiresAt - now)
+  return Math.min(credential, reauthMs > 0 ? reauthMs : Infinity)
+}
+
 /** One connection's authentication: its state, its principal, and its session's end (KIP-368). */
 export class ConnectionSecurity {
   private state: AuthState
@@ -177,10 +188,10 @@ export class ConnectionSecurity {
     }
     this.principal = principal
     this.manager.authenticated(this.listener, this.server.mechanism, principal)
+    const lifetime = sessionLifetimeMs(this.manager.reauthMs, this.server.credentialExpiresAt, this.now())
     this.server = undefined
     this.move('success')
-    const lifetime = this.manager.reauthMs
-    this.expiresAt = lifetime > 0 ? this.now() + lifetime : Infinity
-    return { errorCode: ErrorCodes.NONE, errorMessage: null, authBytes: response, sessionLifetimeMs: BigInt(lifetime), close: false }
+    this.expiresAt = lifetime === undefined ? Infinity : this.now() + lifetime
+    return { errorCode: ErrorCodes.NONE, errorMessage: null, authBytes: response, sessionLifetimeMs: BigInt(lifetime ?? 0), close: false }
   }
 }

@@ -28,9 +28,11 @@ export interface SaslServer {
   readonly complete: boolean
   /** The authenticated user name, once complete. */
   readonly authorizationId: string
+  /** When the credential itself expires (epoch ms), e.g. an OAUTHBEARER token's exp; KIP-368 ends the session there. */
+  readonly credentialExpiresAt?: number | undefined
 }
 
-export const SUPPORTED_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
+export const SUPPORTED_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
 export type MechanismName = (typeof SUPPORTED_MECHANISMS)[number]
 
 /** RFC 4616: one message `authzid NUL authcid NUL password`, checked against the users file. */

@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { type PrincipalRule, mapPrincipal, parsePrincipalRules } from './principal-mapping.js'
 import { type SecureContextOptions, type TLSSocket, createSecureContext } from 'node:tls'
+import { type StoreType, checkNotJks, jksUnsupported, pkcs12Certificates } from './keystore.js'
 
 export type ClientAuth = 'none' | 'requested' | 'required'
 
@@ -18,6 +19,11 @@ export interface TlsSettings {
   clientAuth: ClientAuth
   /** Kafka's ssl.principal.mapping.rules; DEFAULT keeps the subject. */
   principalMappingRules?: string
+  /** ssl.keystore.type / ssl.truststore.type (PEM when absent) and the PKCS12 passwords. */
+  keystoreType?: StoreType
+  keystorePassword?: string | undefined
+  truststoreType?: StoreType
+  truststorePassword?: string | undefined
 }
 
 const DEFAULT_RULES: readonly PrincipalRule[] = [{ kind: 'default' }]
@@ -37,6 +43,9 @@ export class TlsContextProvider {
     if (s.keystoreLocation === undefined && (s.keystoreCertificateChain === undefined || s.keystoreKey === undefined)) {
       throw new Error('an SSL or SASL_SSL listener needs ssl-keystore-location, or ssl-keystore-certificate-chain and ssl-keystore-key')
     }
+    if (s.keystoreType === 'JKS') throw jksUnsupported('ssl.keystore', s.keystoreLocation)
+    if (s.truststoreType === 'JKS') throw jksUnsupported('ssl.truststore', s.truststoreLocation)
+    if (s.keystoreType === 'PKCS12' && s.keystoreLocation === undefined) throw new Error('ssl.keystore.type=PKCS12 needs ssl-keystore-location (a .p12 file)')
     if (s.clientAuth !== 'none' && s.truststoreLocation === undefined && s.truststoreCertificates === undefined) {
       throw new Error(`ssl-client-auth=${s.clientAuth} needs ssl-truststore-location or ssl-truststore-certificates to check client certificates`)
     }
@@ -84,13 +93,36 @@ export class TlsContextProvider {
 
   private read(): SecureContextOptions {
     const s = this.s
+    const trust = this.trustedCertificates()
+    if (s.keystoreType === 'PKCS12') {
+      const pfx = readFileSync(s.keystoreLocation!)
+      checkNotJks(pfx, 'ssl.keystore', s.keystoreLocation!)
+      // keytool writes one password for the store and its key; ssl.key.password is the fallback.
+      const passphrase = s.keystorePassword ?? s.keyPassword
+      return { pfx, ...(passphrase !== undefined ? { passphrase } : {}), ...(trust !== undefined ? { ca: trust } : {}) }
+    }
     const pem = s.keystoreLocation !== undefined ? readFileSync(s.keystoreLocation, 'utf8') : undefined
-    const ca = s.truststoreCertificates ?? (s.truststoreLocation !== undefined ? readFileSync(s.truststoreLocation, 'utf8') : undefined)
     return {
       key: s.keystoreKey ?? pem,
       cert: s.keystoreCertificateChain ?? pem,
       ...(s.keyPassword !== undefined ? { passphrase: s.keyPassword } : {}),
-      ...(ca !== undefined ? { ca } : {}),
+      ...(trust !== undefined ? { ca: trust } : {}),
+    }
+  }
+
+  private trustedCertificates(): string | string[] | undefined {
+    const s = this.s
+    if (s.truststoreCertificates !== undefined) return s.truststoreCertificates
+    if (s.truststoreLocation === undefined) return undefined
+    if (s.truststoreType !== 'PKCS12') return readFileSync(s.truststoreLocation, 'utf8')
+    const bytes = readFileSync(s.truststoreLocation)
+    checkNotJks(bytes, 'ssl.truststore', s.truststoreLocation)
+    try {
+      const certs = pkcs12Certificates(bytes, s.truststorePassword ?? '')
+      if (certs.length === 0) throw new Error('it holds no trusted certificate')
+      return certs
+    } catch (err) {
+      throw new Error(`ssl.truststore.location ${s.truststoreLocation}: ${(err as Error).message}`)
     }
   }
 }
