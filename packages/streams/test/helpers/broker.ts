@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startBroker, type Broker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
+import { Producer } from '@tidelog/producer'
+import { afterAll, beforeAll } from 'vitest'
+
+export interface TestBroker {
+  broker: Broker
+  dataDir: string
+  brokers: string[]
+  admin: Admin
+  /** lingerMs 0: the inputs a test writes go out at once. */
+  producer: Producer
+}
+
+/**
+ * One in-process broker for the calling test file, in a fresh data directory, with an Admin and
+ * a producer; all closed (and the directory removed) after the file. `ready` gets them once the
+ * broker is up, before the file's tests run.
+ */
+export function useBroker(prefix: string, ready: (b: TestBroker) => void): void {
+  let t: TestBroker | undefined
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), prefix))
+    const broker = await startBroker({ port: 0, dataDir })
+    const brokers = [`127.0.0.1:${broker.port}`]
+    t = { broker, dataDir, brokers, admin: new Admin({ brokers }), producer: new Producer({ brokers, lingerMs: 0 }) }
+    ready(t)
+  })
+  afterAll(async () => {
+    await t?.producer.close()
+    await t?.admin.close()
+    await t?.broker.close()
+    if (t) rmSync(t.dataDir, { recursive: true, force: true })
+  })
+}
