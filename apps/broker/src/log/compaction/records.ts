@@ -17,8 +17,8 @@ export interface RawRecord {
   /** [start, end) of the whole record, length prefix included, in `data`. */
   start: number
   end: number
-  /** The key bytes as a map key, or undefined for a null key. */
-  key: string | undefined
+  /** The key bytes (a view of `data`), or undefined for a null key. */
+  key: Buffer | undefined
   /** false for a tombstone (null value). */
   hasValue: boolean
   timestamp: number
@@ -108,7 +108,7 @@ export function parseRecords(b: StoredBatch, data: Buffer): RawRecord[] {
     const tsEnd = at.p
     const offsetDelta = readVarint(data, at)
     const keyLen = readVarint(data, at)
-    const key = keyLen < 0 ? undefined : data.toString('latin1', at.p, at.p + keyLen)
+    const key = keyLen < 0 ? undefined : data.subarray(at.p, at.p + keyLen)
     if (keyLen > 0) at.p += keyLen
     const valueLen = readVarint(data, at)
     out.push({ offset: b.baseOffset + offsetDelta, start, end, key, hasValue: valueLen >= 0, timestamp: b.baseTimestamp + tsDelta, tsAt, tsEnd })
