@@ -87,6 +87,18 @@ export class LogCleaner {
     this.checkpoints = cp
   }
 
+  /** The data directory whose logs it cleans (Kafka's metrics tag it logDirectory). */
+  get dataDir(): string {
+    return this.opts.dataDir
+  }
+
+  /** Bytes of the logs marked uncleanable (uncleanable-bytes). */
+  uncleanableBytes(): number {
+    let bytes = 0
+    for (const log of this.opts.logs()) if (!log.isClosed && this.uncleanable.has(partitionDirName(log.topic, log.partition))) bytes += log.size
+    return bytes
+  }
+
   /** The first dirty offset the checkpoint holds for a log (0 when none). */
   firstDirtyOffset(log: PartitionLog): number {
     return this.checkpoints.get(partitionDirName(log.topic, log.partition)) ?? 0

@@ -160,12 +160,13 @@ export class CleanSession {
         if (b.isControl) {
           tracker.onMarker(b.producerId, b.lastOffset, b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined, [])
         } else if (!(b.isTransactional && tracker.onDataBatch(b.producerId, b.lastOffset))) {
-          for (const r of parseRecords(b, await recordsSection(b))) {
-            if (r.key === undefined || r.offset < job.firstDirty) continue
+          const data = await recordsSection(b)
+          for (const r of parseRecords(b, data)) {
+            if (r.keyLen < 0 || r.offset < job.firstDirty) continue
             // A pass takes at least one whole batch, or a map smaller than a batch would never advance.
             if (map.isFull && map.latestOffset >= job.firstDirty) full = true
             if (full) break outer
-            map.put(OffsetMap.hash(r.key), r.offset)
+            map.put(data, r.keyAt, r.keyAt + r.keyLen, r.offset)
           }
         }
         map.latestOffset = b.lastOffset
@@ -209,8 +210,8 @@ export class CleanSession {
     const retainDeletes = b.deleteHorizon < 0 || now < b.deleteHorizon
     const kept = records.filter((r) => {
       // Kafka's cleaner drops records without a key: they cannot be compacted.
-      if (r.key === undefined) return false
-      const latest = this.map.get(OffsetMap.hash(r.key))
+      if (r.keyLen < 0) return false
+      const latest = this.map.get(data, r.keyAt, r.keyAt + r.keyLen)
       return (latest < 0 || r.offset >= latest) && (r.hasValue || retainDeletes)
     })
     const removed = records.length - kept.length

@@ -31,12 +31,13 @@ export function isCleaningAborted(err: unknown): boolean {
  */
 function startWorker(): Worker {
   const here = import.meta.url
-  if (!here.endsWith('.ts')) return new Worker(new URL('./cleaner-worker.js', here))
+  // None of the broker process' own Node options (an --input-type, a loader) concern the worker.
+  if (!here.endsWith('.ts')) return new Worker(new URL('./cleaner-worker.js', here), { execArgv: [] })
   // From the sources: tsx's loader is registered in the thread before the entry is imported.
   // The ESM build of tsx's API (its package exports map 'tsx/esm/api' there for import).
   const tsx = pathToFileURL(join(dirname(createRequire(here).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href
   const entry = new URL('./cleaner-worker.ts', here).href
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`, { eval: true })
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`, { eval: true, execArgv: [] })
 }
 
 /**
