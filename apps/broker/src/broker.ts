@@ -140,6 +140,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     cleanerEnable: config.logCleanerEnable,
     cleanerBackoffMs: config.logCleanerBackoffMs,
     cleanerDedupeBufferSize: config.logCleanerDedupeBufferSize,
+    cleanerIoMaxBytesPerSecond: config.logCleanerIoMaxBytesPerSecond,
   })
   let server: KafkaServer | undefined
   let web: BrokerConsole | undefined
