@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 import { type CleanJob, CleanSession, type GroupRequest } from './clean-work.js'
 
@@ -14,6 +15,17 @@ export type WorkerReply = { id: number; result: unknown } | { id: number; error:
 const port = parentPort
 if (port === null) throw new Error('cleaner-worker.ts runs as a worker thread')
 const sessions = new Map<number, CleanSession>()
+
+// On Linux a nice value belongs to the thread (setpriority on "process" 0 is the calling
+// thread), so the cleaner yields the CPU to the broker's event loop when cores are scarce,
+// as a background job should. Elsewhere it would renice the whole broker: left alone.
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, Math.min(19, getPriority(0) + 10))
+  } catch {
+    // Not allowed here (a sandbox): the cleaner runs at the broker's priority.
+  }
+}
 
 function sessionOf(id: number): CleanSession {
   const s = sessions.get(id)
