@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { LogManager } from '../src/log/index.js'
 import { md5Into } from '../src/log/compaction/md5.js'
 import { ENTRY_BYTES, OffsetMap } from '../src/log/compaction/offset-map.js'
+import { cleanLog, planCleaning } from '../src/log/compaction/clean-log.js'
 import { COMPACT, cleanOnce, openCompacted, put, readAll, type Seen } from './compaction-fixtures.js'
 import { tempDir } from './helpers/tmp.js'
 
@@ -100,5 +101,27 @@ describe('the key map bounded by bytes', () => {
     expect(seconds).toBeGreaterThan(bytes / rate - 0.4)
     expect((await readAll(log)).length).toBe(101)
     await log.close()
+  })
+
+  it('a pass whose segments DeleteRecords removed before the worker opened them is abandoned, not marked uncleanable', async () => {
+    const mgr = LogManager.open({ dataDir: tempDir(), cleanerEnable: false })
+    const log = mgr.getOrCreate('gone', 0, { ...COMPACT, cleanupDelete: true })
+    for (let i = 0; i < 4; i++) {
+      put(log, [[`k${i % 2}`, `${i}`]])
+      log.roll()
+    }
+    put(log, [['active', '1']])
+    const plan = planCleaning(log, 0, Date.now())
+    expect(plan.dirty.length).toBe(4)
+    // The first two segments go before the cleaning reads them.
+    log.deleteRecordsBefore(2)
+    expect(log.segments.includes(plan.dirty[0]!)).toBe(false)
+    expect(await cleanLog(log, plan)).toBeUndefined()
+    // The next pass plans again from what is there and cleans it.
+    const passes = await mgr.cleaner.cleanAll()
+    expect(passes.length).toBe(1)
+    expect(mgr.cleaner.uncleanable.size).toBe(0)
+    expect((await readAll(log)).map(row)).toEqual(['2:k0=2', '3:k1=3', '4:active=1'])
+    await mgr.close()
   })
 })

@@ -135,6 +135,7 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
   const worker = opts.worker ?? sharedCleanerWorker()
   const stop = (): boolean => log.isClosed || log.isOffline || opts.stopping?.() === true
   let session: CleanerSession | undefined
+  const read = new Set<LogSegment>(plan.dirty)
   try {
     const begun = await worker.begin(
       {
@@ -158,6 +159,7 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
     const result: CleanResult = { endOffset, segmentsCleaned: 0, bytesRead, bytesWritten: 0, recordsRemoved: 0, mapFull: full, bufferUtilization }
     // A segment the map covered only in part is rewritten whole: records past the map are newer than anything in it, so they stay.
     const toClean = log.segments.filter((s) => s !== log.active && s.baseOffset < endOffset)
+    for (const s of toClean) read.add(s)
     for (const group of groupSegments(toClean, log.config.segmentBytes)) {
       if (!(await cleanGroup(log, group, session, result, now, opts))) return undefined
     }
@@ -165,6 +167,9 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
   } catch (err) {
     // A log deleted or closed under the pass fails its reads: that is an abandoned pass, not a bad log.
     if (isCleaningAborted(err) || log.isClosed) return undefined
+    // The worker opens segments by name: one that retention (compact,delete) or DeleteRecords
+    // removed meanwhile is gone, which abandons the pass as a group changed under it does.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && [...read].some((s) => !log.segments.includes(s))) return undefined
     throw err
   } finally {
     session?.end()
