@@ -58,16 +58,34 @@ async function window(go: () => boolean): Promise<{ mibps: number; delay: Return
 
 const logs: PartitionLog[] = []
 for (let i = 0; i < rounds; i++) logs.push(await dirtyLog(`d${i}`))
+// First one log cleaned with nothing else running: the cleaner's own rate, and the share
+// of that time the event loop was busy (event-loop utilization), which the machine's load
+// does not inflate the way it inflates delays.
+const lone = await dirtyLog('lone')
+// A small pass first, so a worker thread (where the cleaner has one) is up before anything is timed.
+const warm = open('warm', true)
+warm.append(encodeRecordBatch({ records: [{ key: 'a', value }, { key: 'a', value }] }))
+warm.roll()
+warm.append(encodeRecordBatch({ records: [{ key: 'b', value }] }))
+await cleanLog(warm, planCleaning(warm, 0, Date.now()))
+logs.push(warm)
+const elu0 = performance.eventLoopUtilization()
+let t = performance.now()
+await cleanLog(lone, planCleaning(lone, 0, Date.now()))
+const loneSeconds = (performance.now() - t) / 1000
+const elu = performance.eventLoopUtilization(elu0)
+console.log(JSON.stringify({ alone: { cleanerMiBPerSecond: +(lone.size / 1048576 / loneSeconds).toFixed(1), eventLoopUtilization: +elu.utilization.toFixed(3), eventLoopBusyMs: +elu.active.toFixed(0), seconds: +loneSeconds.toFixed(2) } }))
+logs.push(lone)
 const results = []
-for (const log of logs) {
+for (const log of logs.slice(0, rounds)) {
   const dirtyBytes = log.size
   const until = performance.now() + 2000
   const alone = await window(() => performance.now() < until)
   let cleaning = true
-  const t0 = performance.now()
+  t = performance.now()
   const during = window(() => cleaning)
   const r = await cleanLog(log, planCleaning(log, 0, Date.now()))
-  const seconds = (performance.now() - t0) / 1000
+  const seconds = (performance.now() - t) / 1000
   cleaning = false
   const beside = await during
   results.push({
