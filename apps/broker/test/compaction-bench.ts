@@ -69,12 +69,13 @@ warm.roll()
 warm.append(encodeRecordBatch({ records: [{ key: 'b', value }] }))
 await cleanLog(warm, planCleaning(warm, 0, Date.now()))
 logs.push(warm)
+const loneBytes = lone.size
 const elu0 = performance.eventLoopUtilization()
 let t = performance.now()
 await cleanLog(lone, planCleaning(lone, 0, Date.now()))
 const loneSeconds = (performance.now() - t) / 1000
 const elu = performance.eventLoopUtilization(elu0)
-console.log(JSON.stringify({ alone: { cleanerMiBPerSecond: +(lone.size / 1048576 / loneSeconds).toFixed(1), eventLoopUtilization: +elu.utilization.toFixed(3), eventLoopBusyMs: +elu.active.toFixed(0), seconds: +loneSeconds.toFixed(2) } }))
+console.log(JSON.stringify({ alone: { cleanerMiBPerSecond: +(loneBytes / 1048576 / loneSeconds).toFixed(1), eventLoopUtilization: +elu.utilization.toFixed(3), eventLoopBusyMs: +elu.active.toFixed(0), seconds: +loneSeconds.toFixed(2) } }))
 logs.push(lone)
 const results = []
 for (const log of logs.slice(0, rounds)) {
