@@ -6,7 +6,8 @@ import { defineConfig } from 'tsup'
 export default defineConfig([
   {
     // The library entry, for startBroker() in-process (tests, embedding).
-    entry: ['src/index.ts'],
+    // The log cleaner's worker thread is its own file beside the bundles (worker-client.ts finds it there).
+    entry: { index: 'src/index.ts', 'cleaner-worker': 'src/log/compaction/cleaner-worker.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,

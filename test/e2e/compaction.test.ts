@@ -15,9 +15,9 @@ afterEach(async () => {
   for (const f of teardown.splice(0).reverse()) await f().catch(() => {})
 })
 
-async function start(): Promise<{ broker: Broker; brokers: string[]; admin: Admin; producer: Producer }> {
+async function start(opts: Partial<Parameters<typeof startBroker>[0]> = {}): Promise<{ broker: Broker; brokers: string[]; admin: Admin; producer: Producer }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tidelog-compaction-e2e-'))
-  const broker = await startBroker({ port: 0, dataDir, logCleanerBackoffMs: 20 })
+  const broker = await startBroker({ port: 0, dataDir, logCleanerBackoffMs: 20, ...opts })
   const brokers = [`127.0.0.1:${broker.port}`]
   const admin = new Admin({ brokers })
   const producer = new Producer({ brokers, lingerMs: 0 })
@@ -127,5 +127,38 @@ describe('log compaction end to end over a socket', () => {
     expect(last).toEqual(model(written, true))
     const next = await produce(producer, 'gone', 'after', 'y')
     expect(next[0]).toBe(written[written.length - 1]![0] + 1)
+  })
+
+  it("reports Kafka's cleaner gauges on /metrics once a pass has run", async () => {
+    const { broker, brokers, admin, producer } = await start({ consolePort: 0 })
+    await admin.createTopics([{ name: 'gauged', partitions: 1, configs: CONFIGS }])
+    const written: Row[] = []
+    for (let i = 0; i < 12; i++) written.push(await produce(producer, 'gauged', `k${i % 3}`, `v${i}`))
+    const sentinel = await produce(producer, 'gauged', 'sentinel', 'end')
+    await eventually(brokers, 'gauged', [...model(written, false), sentinel])
+    const gauges = async (): Promise<Map<string, number>> => {
+      const text = await (await fetch(`${broker.console!.url}metrics`)).text()
+      const out = new Map<string, number>()
+      for (const m of text.matchAll(/^(kafka_log_logcleaner\w*)(?:\{[^}]*\})? (\S+)$/gm)) out.set(m[1]!, Number(m[2]))
+      return out
+    }
+    const g = await gauges()
+    expect([...g.keys()].sort()).toEqual([
+      'kafka_log_logcleaner_cleaner_recopy_percent',
+      'kafka_log_logcleaner_max_buffer_utilization_percent',
+      'kafka_log_logcleaner_max_clean_time_secs',
+      'kafka_log_logcleanermanager_max_dirty_percent',
+      'kafka_log_logcleanermanager_time_since_last_run_ms',
+      'kafka_log_logcleanermanager_uncleanable_bytes',
+      'kafka_log_logcleanermanager_uncleanable_partitions_count',
+    ])
+    // The pass that compacted the topic wrote less than it read, used some of the key map, and took time.
+    expect(g.get('kafka_log_logcleaner_cleaner_recopy_percent')).toBeGreaterThan(0)
+    expect(g.get('kafka_log_logcleaner_cleaner_recopy_percent')).toBeLessThanOrEqual(100)
+    expect(g.get('kafka_log_logcleaner_max_buffer_utilization_percent')).toBeGreaterThan(0)
+    expect(g.get('kafka_log_logcleaner_max_clean_time_secs')).toBeGreaterThan(0)
+    expect(g.get('kafka_log_logcleanermanager_uncleanable_partitions_count')).toBe(0)
+    // The cleaner checks every log.cleaner.backoff.ms (20 ms here): the time since its last run stays small.
+    expect(g.get('kafka_log_logcleanermanager_time_since_last_run_ms')).toBeLessThan(10_000)
   })
 })

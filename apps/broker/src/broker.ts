@@ -146,6 +146,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     cleanerEnable: config.logCleanerEnable,
     cleanerBackoffMs: config.logCleanerBackoffMs,
     cleanerDedupeBufferSize: config.logCleanerDedupeBufferSize,
+    cleanerIoMaxBytesPerSecond: config.logCleanerIoMaxBytesPerSecond,
   })
   let server: KafkaServer | undefined
   let quotas: QuotaManager | undefined

@@ -60,6 +60,8 @@ export interface BrokerConfig {
   logCleanerBackoffMs: number
   /** Kafka's log.cleaner.dedupe.buffer.size: memory for the key-to-offset map of one cleaning (24 bytes a key). */
   logCleanerDedupeBufferSize: number
+  /** Kafka's log.cleaner.io.max.bytes.per.second: the cleaner's read and write rate cap (Infinity: none). */
+  logCleanerIoMaxBytesPerSecond: number
   maxMessageBytes: number
   /** Kafka's fetch.max.bytes: record bytes in one Fetch response (at least one batch, KIP-74). */
   fetchMaxBytes: number
@@ -168,6 +170,7 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   logCleanerEnable: true,
   logCleanerBackoffMs: 15_000,
   logCleanerDedupeBufferSize: 128 * 1024 * 1024,
+  logCleanerIoMaxBytesPerSecond: Infinity,
   // Kafka's message.max.bytes default: 1 MiB plus the record-batch overhead.
   maxMessageBytes: 1048588,
   // Kafka's fetch.max.bytes default: 55 MiB.
@@ -281,6 +284,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'logCleanerEnable', flag: 'log-cleaner-enable', env: 'TIDELOG_LOG_CLEANER_ENABLE', kind: { type: 'bool' }, help: 'compact topics whose cleanup.policy has compact (Kafka\'s log.cleaner.enable)' },
   { key: 'logCleanerBackoffMs', flag: 'log-cleaner-backoff-ms', env: 'TIDELOG_LOG_CLEANER_BACKOFF_MS', kind: { type: 'int', min: 0, max: SAFE }, help: 'pause of the log cleaner when no log needs cleaning (Kafka\'s log.cleaner.backoff.ms)' },
   { key: 'logCleanerDedupeBufferSize', flag: 'log-cleaner-dedupe-buffer-size', env: 'TIDELOG_LOG_CLEANER_DEDUPE_BUFFER_SIZE', kind: { type: 'int', min: 1024 * 1024, max: SAFE }, help: 'memory for the key map of one cleaning, 24 bytes a key (Kafka\'s log.cleaner.dedupe.buffer.size)' },
+  { key: 'logCleanerIoMaxBytesPerSecond', flag: 'log-cleaner-io-max-bytes-per-second', env: 'TIDELOG_LOG_CLEANER_IO_MAX_BYTES_PER_SECOND', kind: { type: 'int', min: 1, max: SAFE, infinite: 'max' }, help: 'cap on the bytes the log cleaner reads and writes per second (Kafka\'s log.cleaner.io.max.bytes.per.second)', defaultText: 'unlimited' },
   { key: 'messageTimestampBeforeMaxMs', flag: 'log-message-timestamp-before-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_BEFORE_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records older than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'messageTimestampAfterMaxMs', flag: 'log-message-timestamp-after-max-ms', env: 'TIDELOG_LOG_MESSAGE_TIMESTAMP_AFTER_MAX_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'refuse CreateTime records further in the future than this (INVALID_TIMESTAMP)', defaultText: 'unlimited' },
   { key: 'maxRequestBytes', flag: 'max-request-bytes', env: 'TIDELOG_MAX_REQUEST_BYTES', kind: { type: 'int', min: 1024, max: INT32_MAX }, help: 'largest request frame accepted; larger ones close the connection' },

@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@tidelog/protocol'
+import type { CompressionSettings, TopicCompression } from './log/recompress.js'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from './config.js'
 import type { LogConfig } from './log/index.js'
 import { type Complaint, type Kind, LONG_MAX_BIG, type Parsed, atLeast, between, oneOf, parse, show, throttledReplicas } from './topic-config-values.js'
@@ -14,6 +15,8 @@ export interface TopicSettings {
   messageTimestampAfterMaxMs: number
   /** max.decompressed.message.bytes: the cap a compressed batch's records may inflate to. */
   maxDecompressedBytes: number
+  /** compression.type and compression.gzip.level: broker-side recompression (log/recompress.ts). */
+  compression: CompressionSettings
 }
 
 /** Kafka's ConfigType (KIP-569), as DescribeConfigs v3+ reports it. */
@@ -62,7 +65,7 @@ interface TopicConfigDef {
 
 const NO_EFFECT_SINGLE_NODE = 'Accepted for compatibility; it has no effect on a single-node broker.'
 const NO_EFFECT_TIERED = 'Applies to tiered storage only, which this broker does not have; accepted and stored.'
-const NO_EFFECT_RECOMPRESSION = 'Applies to broker-side recompression only, which this broker does not do (compression.type must be producer); accepted and stored.'
+const LEVEL_NOT_APPLIED = 'Accepted and stored; this broker recompresses with the codec\'s default level.'
 
 // Kafka 4.4's topic configs (LogConfig), by name: type, default, validation and the
 // broker-level synonym, as apps/broker/test/golden/kafka-4.4-topic-configs.json
@@ -82,30 +85,28 @@ const DEFS: Record<string, TopicConfigDef> = {
     kafkaDefault: '-1',
     validate: (v) => ((v as number) === -1 || ((v as number) >= 1 && (v as number) <= 9) ? undefined : 'Value must be between 1 and 9 or equal to -1'),
     brokerName: 'compression.gzip.level',
-    doc: `gzip level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+    doc: 'gzip level (1-9, -1 for zlib\'s default) the broker recompresses with when compression.type is gzip (KIP-390).',
   },
   'compression.lz4.level': {
     type: 'INT',
     kafkaDefault: '9',
     validate: between(1, 17),
     brokerName: 'compression.lz4.level',
-    doc: `lz4 level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+    doc: `lz4 level for broker-side recompression (KIP-390). ${LEVEL_NOT_APPLIED}`,
   },
   'compression.type': {
     type: 'STRING',
     kafkaDefault: 'producer',
     validate: oneOf(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']),
-    refuse: (v) =>
-      v === 'producer' ? undefined : `this broker stores batches as the producer compressed them and does not recompress; only producer is supported`,
     brokerName: 'compression.type',
-    doc: 'Only producer: batches are stored as the producer compressed them. Other codecs need broker-side recompression, which this broker refuses rather than ignores.',
+    doc: 'producer stores batches as the producer compressed them, byte for byte; any other codec (uncompressed, gzip, snappy, lz4, zstd) has the broker recompress a batch in another codec on append, as Kafka does.',
   },
   'compression.zstd.level': {
     type: 'INT',
     kafkaDefault: '3',
     validate: between(-131072, 22),
     brokerName: 'compression.zstd.level',
-    doc: `zstd level for broker-side recompression. ${NO_EFFECT_RECOMPRESSION}`,
+    doc: `zstd level for broker-side recompression (KIP-390). ${LEVEL_NOT_APPLIED}`,
   },
   'delete.retention.ms': {
     type: 'LONG',
@@ -479,6 +480,7 @@ export function topicSettings(configs: Readonly<Record<string, string>>, b: Brok
     messageTimestampBeforeMaxMs: num(configs['message.timestamp.before.max.ms'], b.messageTimestampBeforeMaxMs),
     messageTimestampAfterMaxMs: num(configs['message.timestamp.after.max.ms'], b.messageTimestampAfterMaxMs),
     maxDecompressedBytes: num(configs['max.decompressed.message.bytes'], DEFAULT_MAX_DECOMPRESSED_BYTES),
+    compression: { type: (configs['compression.type']?.trim() ?? 'producer') as TopicCompression, gzipLevel: num(configs['compression.gzip.level'], -1) },
   }
 }
 

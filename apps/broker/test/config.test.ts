@@ -66,6 +66,7 @@ describe('parseConfig', () => {
       logCleanerEnable: true,
       logCleanerBackoffMs: 15000,
       logCleanerDedupeBufferSize: 134217728,
+      logCleanerIoMaxBytesPerSecond: Infinity,
       maxMessageBytes: 2000000, fetchMaxBytes: 3000000,
       messageTimestampBeforeMaxMs: 3600000, messageTimestampAfterMaxMs: 60000, maxRequestBytes: 4000000,
       maxConnections: 2147483647, maxConnectionsPerIp: 2147483647, connectionsMaxIdleMs: 600000,

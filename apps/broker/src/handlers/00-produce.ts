@@ -7,6 +7,7 @@ import {
 } from '@tidelog/protocol'
 import { KafkaStorageError, type PartitionLog, ProducerStateError } from '../log/index.js'
 import { BatchRejectedError, type RecordError, validateProducedBatch } from '../log/validator.js'
+import { recompressBatch } from '../log/recompress.js'
 import type { Topic } from '../topics.js'
 import { type TransactionalProduce, transactionalProduce } from '../txn/produce.js'
 import { defineHandler } from './types.js'
@@ -68,6 +69,7 @@ export const produceHandler = defineHandler({
             return partitionResult(pd.index, ErrorCodes.INVALID_RECORD, 'produce request carries no records')
           }
           const records = Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength)
+          let stored = records
           try {
             validateProducedBatch(records, {
               maxMessageBytes: topic.settings.maxMessageBytes,
@@ -78,6 +80,7 @@ export const produceHandler = defineHandler({
               ...(topic.settings.log.cleanupCompact ? { compactedPartition: `${td.name}-${pd.index}` } : {}),
               now: Date.now(),
             })
+            stored = recompressBatch(records, topic.settings.compression, topic.settings.maxMessageBytes)
           } catch (err) {
             if (!(err instanceof BatchRejectedError)) throw err
             // Only this partition fails; the others in the request are appended as usual.
@@ -91,7 +94,7 @@ export const produceHandler = defineHandler({
           }
           let r
           try {
-            r = log.append(records, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
+            r = log.append(stored, { leaderEpoch: 0, logAppendTime: topic.settings.logAppendTime })
           } catch (err) {
             if (!(err instanceof ProducerStateError || err instanceof KafkaStorageError)) throw err
             failed ??= err.message

@@ -3,7 +3,6 @@ import type { Logger } from '../logger.js'
 import { silentLogger } from '../logger.js'
 import { formatCheckpoint, readCheckpoint } from './checkpoint.js'
 import { type CleanOptions, type CleanResult, DEFAULT_DEDUPE_BUFFER_SIZE, cleanLog, isCleanable, planCleaning } from './compaction/clean-log.js'
-import { Pacer } from './compaction/segment-reader.js'
 import type { SwapStep } from './compaction/swap.js'
 import type { LogDirState } from './dir-failure.js'
 import { type LogFileSystem, writeFileAtomicWith } from './file-system.js'
@@ -25,8 +24,10 @@ export interface LogCleanerOptions {
   backoffMs?: number
   /** log.cleaner.dedupe.buffer.size */
   dedupeBufferSize?: number
-  /** The longest stretch of synchronous cleaning work between yields to the event loop. */
-  sliceMs?: number
+  /** log.cleaner.io.buffer.load.factor */
+  loadFactor?: number
+  /** log.cleaner.io.max.bytes.per.second */
+  maxBytesPerSecond?: number
   /** Tests stop the cleaner mid-swap here. */
   fault?: (step: SwapStep, base: number) => void
 }
@@ -37,12 +38,26 @@ export interface CleanerPass extends CleanResult {
   ratio: number
 }
 
+/** What Kafka's LogCleaner and LogCleanerManager report of the last passes (their JMX gauges). */
+export interface CleanerStats {
+  /** max-clean-time-secs: the last pass's duration. */
+  lastCleanSecs: number
+  /** max-buffer-utilization-percent: the last pass's share of the key map used. */
+  bufferUtilizationPercent: number
+  /** cleaner-recopy-percent: bytes written / bytes read by the last pass. */
+  recopyPercent: number
+  /** max-dirty-percent: the dirty ratio of the log the last check chose (0 when none was cleanable). */
+  maxDirtyPercent: number
+  /** When the cleaner last looked for a log to clean (time-since-last-run-ms counts from it). */
+  lastRunAt: number
+}
+
 /**
- * Kafka's LogCleaner with one cleaner thread, on the event loop: it picks the
- * dirtiest compacted log past its min.cleanable.dirty.ratio (or overdue by
- * max.compaction.lag.ms), cleans it in slices that yield to other work, writes
- * the new first dirty offset to the cleaner checkpoint, and waits
- * log.cleaner.backoff.ms when nothing needs cleaning.
+ * Kafka's LogCleaner with one cleaner thread: it picks the dirtiest compacted
+ * log past its min.cleanable.dirty.ratio (or overdue by max.compaction.lag.ms)
+ * and has the worker thread clean it (worker-client.ts), so the event loop only
+ * plans and swaps; it writes the new first dirty offset to the cleaner
+ * checkpoint, and waits log.cleaner.backoff.ms when nothing needs cleaning.
  */
 export class LogCleaner {
   private readonly checkpoints: Map<string, number>
@@ -50,7 +65,7 @@ export class LogCleaner {
   private running: Promise<CleanerPass | undefined> = Promise.resolve(undefined)
   private timer: NodeJS.Timeout | undefined
   private stopped = false
-  private readonly pacer: Pacer
+  readonly stats: CleanerStats = { lastCleanSecs: 0, bufferUtilizationPercent: 0, recopyPercent: 0, maxDirtyPercent: 0, lastRunAt: Date.now() }
   /**
    * Partitions whose cleaning failed (an unreadable batch, a failed write): skipped from
    * then on, as Kafka marks them uncleanable, so one bad log cannot stall the others.
@@ -62,7 +77,6 @@ export class LogCleaner {
 
   constructor(private readonly opts: LogCleanerOptions) {
     this.logger = opts.logger ?? silentLogger
-    this.pacer = new Pacer(opts.sliceMs ?? 4)
     let cp = new Map<string, number>()
     try {
       cp = new Map([...readCheckpoint(join(opts.dataDir, CLEANER_CHECKPOINT))].map(([k, v]) => [k, v.offset]))
@@ -71,6 +85,18 @@ export class LogCleaner {
       this.logger.warn(`ignoring ${CLEANER_CHECKPOINT}: ${(err as Error).message}`)
     }
     this.checkpoints = cp
+  }
+
+  /** The data directory whose logs it cleans (Kafka's metrics tag it logDirectory). */
+  get dataDir(): string {
+    return this.opts.dataDir
+  }
+
+  /** Bytes of the logs marked uncleanable (uncleanable-bytes). */
+  uncleanableBytes(): number {
+    let bytes = 0
+    for (const log of this.opts.logs()) if (!log.isClosed && this.uncleanable.has(partitionDirName(log.topic, log.partition))) bytes += log.size
+    return bytes
   }
 
   /** The first dirty offset the checkpoint holds for a log (0 when none). */
@@ -124,6 +150,7 @@ export class LogCleaner {
 
   private async pass(now: number): Promise<CleanerPass | undefined> {
     if (this.stopped || this.opts.dirState.offline) return undefined
+    this.stats.lastRunAt = Date.now()
     let best: { log: PartitionLog; plan: ReturnType<typeof planCleaning> } | undefined
     for (const log of this.opts.logs()) {
       if (!log.config.cleanupCompact || log.isClosed || this.uncleanable.has(partitionDirName(log.topic, log.partition))) continue
@@ -132,10 +159,13 @@ export class LogCleaner {
       // Overdue logs first (KIP-354), then the dirtiest.
       if (best === undefined || (plan.needNow && !best.plan.needNow) || (plan.needNow === best.plan.needNow && plan.ratio > best.plan.ratio)) best = { log, plan }
     }
+    this.stats.maxDirtyPercent = best === undefined ? 0 : Math.floor(100 * best.plan.ratio)
     if (best === undefined) return undefined
     const { log, plan } = best
     const started = performance.now()
-    const opts: CleanOptions = { now, dedupeBufferSize: this.opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, pacer: this.pacer, stopping: () => this.stopped }
+    const opts: CleanOptions = { now, dedupeBufferSize: this.opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE, stopping: () => this.stopped }
+    if (this.opts.loadFactor !== undefined) opts.loadFactor = this.opts.loadFactor
+    if (this.opts.maxBytesPerSecond !== undefined) opts.maxBytesPerSecond = this.opts.maxBytesPerSecond
     if (this.opts.fault !== undefined) opts.fault = this.opts.fault
     let result: Awaited<ReturnType<typeof cleanLog>>
     try {
@@ -153,9 +183,12 @@ export class LogCleaner {
     this.passes++
     this.lastPass = pass
     const ms = performance.now() - started
+    this.stats.lastCleanSecs = ms / 1000
+    this.stats.bufferUtilizationPercent = 100 * result.bufferUtilization
+    this.stats.recopyPercent = (100 * result.bytesWritten) / Math.max(1, result.bytesRead)
     this.logger.info(
       `${log.topic}-${log.partition}: cleaned ${result.segmentsCleaned} segment(s) up to offset ${result.endOffset} in ${ms.toFixed(0)} ms ` +
-        `(dirty ratio ${plan.ratio.toFixed(2)}, ${result.bytesRead} bytes read, ${result.bytesWritten} written, ${result.recordsRemoved} record(s) removed)`,
+        `(dirty ratio ${plan.ratio.toFixed(2)}${result.mapFull ? ', key map full: the rest next pass' : ''}, ${result.bytesRead} bytes read, ${result.bytesWritten} written, ${result.recordsRemoved} record(s) removed)`,
     )
     return pass
   }

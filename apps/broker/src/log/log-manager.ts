@@ -52,6 +52,10 @@ export interface LogManagerOptions {
   cleanerBackoffMs?: number
   /** log.cleaner.dedupe.buffer.size (default 128 MiB). */
   cleanerDedupeBufferSize?: number
+  /** log.cleaner.io.max.bytes.per.second (default: no cap). */
+  cleanerIoMaxBytesPerSecond?: number
+  /** log.cleaner.io.buffer.load.factor (default 0.9). */
+  cleanerLoadFactor?: number
 }
 
 /**
@@ -101,6 +105,8 @@ export class LogManager {
       logger: this.logger,
       ...(opts.cleanerBackoffMs !== undefined ? { backoffMs: opts.cleanerBackoffMs } : {}),
       ...(opts.cleanerDedupeBufferSize !== undefined ? { dedupeBufferSize: opts.cleanerDedupeBufferSize } : {}),
+      ...(opts.cleanerIoMaxBytesPerSecond !== undefined ? { maxBytesPerSecond: opts.cleanerIoMaxBytesPerSecond } : {}),
+      ...(opts.cleanerLoadFactor !== undefined ? { loadFactor: opts.cleanerLoadFactor } : {}),
     })
   }
 

@@ -1,22 +1,17 @@
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { LOG_OVERHEAD } from '@tidelog/protocol'
-import { readTxnMarker } from '../control-batch.js'
-import { BATCH_LENGTH_AT, LAST_OFFSET_DELTA_AT, MAX_TIMESTAMP_AT, readInt64 } from '../format.js'
 import { type LogFileSystem, fsyncDirAsync, rmAsync } from '../file-system.js'
 import type { PartitionLog } from '../partition-log.js'
 import { recoverSegment } from '../recovery.js'
 import { LogSegment } from '../segment.js'
 import type { AbortedTxn } from '../txn-index.js'
-import { parseRecords, readStoredBatch, rebuildBatch, recordsSection, type StoredBatch } from './records.js'
-import { Pacer, segmentBatches } from './segment-reader.js'
-import { DELETED_SUFFIX, MANIFEST, type SwapManifest, type SwapStep, cleanedDirName, moveIntoPlace, swapDirName } from './swap.js'
-import { TxnTracker } from './txn-tracker.js'
+import type { SegmentRef } from './clean-work.js'
+import { DEFAULT_LOAD_FACTOR } from './offset-map.js'
+import { DELETED_SUFFIX, type SwapStep, cleanedDirName, moveIntoPlace, swapDirName } from './swap.js'
+import { type CleanerSession, type CleanerWorker, isCleaningAborted, sharedCleanerWorker } from './worker-client.js'
 
-/** Kafka's log.cleaner.dedupe.buffer.size default; an entry of Kafka's offset map takes 24 bytes. */
+/** Kafka's log.cleaner.dedupe.buffer.size default (one cleaner thread has it all). */
 export const DEFAULT_DEDUPE_BUFFER_SIZE = 128 * 1024 * 1024
-const MAP_ENTRY_BYTES = 24
-const WRITE_CHUNK = 256 * 1024
 
 /** What the cleaner measures of one log before choosing it (Kafka's LogToClean). */
 export interface CleanPlan {
@@ -36,9 +31,14 @@ export interface CleanOptions {
   dedupeBufferSize?: number
   /** Called after each swap step; a test throws here to stop the cleaner as a crash would. */
   fault?: (step: SwapStep, base: number) => void
-  pacer?: Pacer
-  /** The cleaner is shutting down: give up at the next slice. */
+  /** log.cleaner.io.buffer.load.factor: the share of the key map's slots a pass fills. */
+  loadFactor?: number
+  /** log.cleaner.io.max.bytes.per.second */
+  maxBytesPerSecond?: number
+  /** The cleaner is shutting down: the worker gives up at its next batch. */
   stopping?: () => boolean
+  /** The worker thread that does the reading and writing (the process' shared one by default). */
+  worker?: CleanerWorker
 }
 
 export interface CleanResult {
@@ -48,6 +48,10 @@ export interface CleanResult {
   bytesRead: number
   bytesWritten: number
   recordsRemoved: number
+  /** The key map filled before the dirty section ended: the next pass goes on from endOffset. */
+  mapFull: boolean
+  /** Share of the key map's slots used (Kafka's buffer utilization). */
+  bufferUtilization: number
 }
 
 /**
@@ -90,45 +94,10 @@ export function isCleanable(plan: CleanPlan, log: PartitionLog): boolean {
   return plan.needNow || plan.ratio > log.config.minCleanableDirtyRatio
 }
 
-class Aborted extends Error {}
-
-function checkOpen(log: PartitionLog, stopping: CleanOptions['stopping']): void {
-  if (log.isClosed || log.isOffline || stopping?.() === true) throw new Aborted(`${log.topic}-${log.partition} closed while cleaning`)
-}
-
 function abortedTxnsOf(segments: readonly LogSegment[], fromMarker: number): AbortedTxn[] {
   const out: AbortedTxn[] = []
   for (const s of segments) for (const t of s.txnIndex.entries) if (t.lastOffset >= fromMarker) out.push(t)
   return out
-}
-
-/**
- * The latest offset of every key in the dirty segments (Kafka's buildOffsetMap),
- * skipping aborted transactional data and markers. Stops at a segment boundary
- * once the map holds dedupeBufferSize / 24 keys, as Kafka's fixed-size map does.
- */
-async function buildOffsetMap(log: PartitionLog, plan: CleanPlan, cap: number, pacer: Pacer, stopping: CleanOptions['stopping']): Promise<{ map: Map<string, number>; endOffset: number; bytesRead: number }> {
-  const map = new Map<string, number>()
-  const tracker = new TxnTracker(abortedTxnsOf(log.segments, plan.dirty[0]!.baseOffset))
-  let endOffset = plan.firstDirty
-  let bytesRead = 0
-  for (const seg of plan.dirty) {
-    if (map.size >= cap) break
-    for await (const raw of segmentBatches(seg)) {
-      checkOpen(log, stopping)
-      await pacer.tick()
-      bytesRead += raw.length
-      const b = readStoredBatch(raw)
-      if (b.isControl) {
-        tracker.onMarker(b.producerId, b.lastOffset, b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined, [])
-        continue
-      }
-      if (b.isTransactional && tracker.onDataBatch(b.producerId, b.lastOffset)) continue
-      for (const r of parseRecords(b, await recordsSection(b))) if (r.key !== undefined) map.set(r.key, r.offset)
-    }
-    endOffset = Math.max(endOffset, seg.nextOffset)
-  }
-  return { map, endOffset, bytesRead }
 }
 
 /** Consecutive segments cleaned into one: at most segment.bytes together, offsets within an int32 of the first. */
@@ -150,110 +119,61 @@ function groupSegments(segments: readonly LogSegment[], maxBytes: number): LogSe
   return groups
 }
 
-interface FilterContext {
-  map: Map<string, number>
-  tracker: TxnTracker
-  keptTxns: AbortedTxn[]
-  lastBatches: Map<number, number>
-  now: number
-  deleteRetentionMs: number
-}
+const refOf = (s: LogSegment): SegmentRef => ({ base: s.baseOffset, last: s.lastOffset, path: s.logPath, size: s.size })
 
 /**
- * One batch through Kafka's cleaner rules: the batch as it is, a smaller one,
- * an empty one (the last batch of a live producer keeps its header so its
- * sequence survives), or nothing. A record stays when it is its key's latest
- * and is a value, or a tombstone whose delete horizon has not passed; the
- * first cleaning that keeps a tombstone (or an emptied transaction's marker)
- * stamps the batch with the horizon now + delete.retention.ms (KIP-534).
- */
-async function filterBatch(b: StoredBatch, raw: Buffer, ctx: FilterContext): Promise<{ out: Buffer | undefined; removed: number }> {
-  if (b.isControl) {
-    const commit = b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined
-    const canDiscard = ctx.tracker.onMarker(b.producerId, b.lastOffset, commit, ctx.keptTxns)
-    if (canDiscard && b.deleteHorizon >= 0 && b.deleteHorizon <= ctx.now) return { out: undefined, removed: b.recordCount }
-    if (canDiscard && b.deleteHorizon < 0 && commit !== undefined) {
-      const data = await recordsSection(b)
-      return { out: await rebuildBatch(b, data, parseRecords(b, data), ctx.now + ctx.deleteRetentionMs), removed: 0 }
-    }
-    return { out: raw, removed: 0 }
-  }
-  const retainEmpty = b.producerId >= 0 && ctx.lastBatches.get(b.producerId) === b.lastOffset
-  const empty = async (): Promise<Buffer | undefined> => (retainEmpty ? rebuildBatch(b, Buffer.alloc(0), [], -1) : undefined)
-  if (b.isTransactional && ctx.tracker.onDataBatch(b.producerId, b.lastOffset)) return { out: await empty(), removed: b.recordCount }
-  const data = await recordsSection(b)
-  const records = parseRecords(b, data)
-  if (records.length === 0) return { out: retainEmpty ? raw : undefined, removed: 0 }
-  const retainDeletes = b.deleteHorizon < 0 || ctx.now < b.deleteHorizon
-  const kept = records.filter((r) => {
-    // Kafka's cleaner drops records without a key: they cannot be compacted.
-    if (r.key === undefined) return false
-    const latest = ctx.map.get(r.key)
-    return (latest === undefined || r.offset >= latest) && (r.hasValue || retainDeletes)
-  })
-  const removed = records.length - kept.length
-  const needHorizon = b.deleteHorizon < 0 && kept.some((r) => !r.hasValue)
-  if (removed === 0 && !needHorizon) return { out: raw, removed }
-  if (kept.length === 0) return { out: await empty(), removed }
-  return { out: await rebuildBatch(b, data, kept, needHorizon ? ctx.now + ctx.deleteRetentionMs : -1), removed }
-}
-
-/**
- * Cleans the log once, as Kafka's Cleaner.doClean: builds the offset map of
- * the dirty section, then rewrites every segment below its end, oldest first,
- * in groups, each swapped in crash-safely (see swap.ts). Offsets never change.
- * Returns undefined when the log closed (or a group changed under it) and the
- * pass was abandoned; whatever was swapped in before that stays.
+ * Cleans the log once, as Kafka's Cleaner.doClean: the worker thread builds
+ * the key map of the dirty section, then rewrites every segment below the
+ * offset the map covered, oldest first, in groups; each is swapped in
+ * crash-safely here on the broker's thread (see swap.ts). Offsets never
+ * change. Returns undefined when the log closed (or a group changed under it)
+ * and the pass was abandoned; whatever was swapped in before that stays.
  */
 export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOptions = {}): Promise<CleanResult | undefined> {
   const now = opts.now ?? Date.now()
-  const pacer = opts.pacer ?? new Pacer()
-  const cap = Math.max(1, Math.floor((opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE) / MAP_ENTRY_BYTES))
   if (plan.dirty.length === 0) return undefined
+  const worker = opts.worker ?? sharedCleanerWorker()
+  const stop = (): boolean => log.isClosed || log.isOffline || opts.stopping?.() === true
+  let session: CleanerSession | undefined
+  const read = new Set<LogSegment>(plan.dirty)
   try {
-    const { map, endOffset, bytesRead } = await buildOffsetMap(log, plan, cap, pacer, opts.stopping)
-    const ctx: FilterContext = {
-      map,
-      tracker: new TxnTracker(abortedTxnsOf(log.segments, -1)),
-      keptTxns: [],
-      lastBatches: log.producers.lastBatchOffsets(),
-      now,
-      deleteRetentionMs: log.config.deleteRetentionMs,
-    }
-    const result: CleanResult = { endOffset, segmentsCleaned: 0, bytesRead, bytesWritten: 0, recordsRemoved: 0 }
-    const toClean = log.segments.filter((s) => s !== log.active && s.nextOffset <= endOffset)
+    const begun = await worker.begin(
+      {
+        dir: log.dir,
+        firstDirty: plan.firstDirty,
+        dirty: plan.dirty.map(refOf),
+        abortedFromDirty: abortedTxnsOf(log.segments, plan.dirty[0]!.baseOffset),
+        abortedAll: abortedTxnsOf(log.segments, -1),
+        lastBatches: [...log.producers.lastBatchOffsets()],
+        now,
+        deleteRetentionMs: log.config.deleteRetentionMs,
+        indexIntervalBytes: log.config.indexIntervalBytes,
+        dedupeBufferSize: opts.dedupeBufferSize ?? DEFAULT_DEDUPE_BUFFER_SIZE,
+        loadFactor: opts.loadFactor ?? DEFAULT_LOAD_FACTOR,
+        maxBytesPerSecond: opts.maxBytesPerSecond ?? Infinity,
+      },
+      stop,
+    )
+    session = begun.session
+    const { endOffset, bytesRead, full, bufferUtilization } = begun.map
+    const result: CleanResult = { endOffset, segmentsCleaned: 0, bytesRead, bytesWritten: 0, recordsRemoved: 0, mapFull: full, bufferUtilization }
+    // A segment the map covered only in part is rewritten whole: records past the map are newer than anything in it, so they stay.
+    const toClean = log.segments.filter((s) => s !== log.active && s.baseOffset < endOffset)
+    for (const s of toClean) read.add(s)
     for (const group of groupSegments(toClean, log.config.segmentBytes)) {
-      if (!(await cleanGroup(log, group, ctx, result, pacer, now, opts))) return undefined
+      if (!(await cleanGroup(log, group, session, result, now, opts))) return undefined
     }
     return result
   } catch (err) {
     // A log deleted or closed under the pass fails its reads: that is an abandoned pass, not a bad log.
-    if (err instanceof Aborted || log.isClosed) return undefined
+    if (isCleaningAborted(err) || log.isClosed) return undefined
+    // The worker opens segments by name: one that retention (compact,delete) or DeleteRecords
+    // removed meanwhile is gone, which abandons the pass as a group changed under it does.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && [...read].some((s) => !log.segments.includes(s))) return undefined
     throw err
+  } finally {
+    session?.end()
   }
-}
-
-/**
- * LogSegment.append on the libuv pool: a synchronous write can stall for tens
- * of ms while the kernel throttles dirty pages, and the cleaner writes a lot.
- * The cleaned segment is the cleaner's alone until it is swapped in.
- */
-async function appendAsync(seg: LogSegment, buf: Buffer): Promise<void> {
-  const position = seg.size
-  let done = 0
-  while (done < buf.length) {
-    done += await new Promise<number>((resolve, reject) =>
-      seg.fs.write(seg.fd, buf, done, buf.length - done, position + done, (err, n) => (err === null ? resolve(n) : reject(err))),
-    )
-  }
-  for (let p = 0; p < buf.length; ) {
-    const size = LOG_OVERHEAD + buf.readInt32BE(p + BATCH_LENGTH_AT)
-    const base = readInt64(buf, p)
-    seg.track(position + p, size, base, base + buf.readInt32BE(p + LAST_OFFSET_DELTA_AT), readInt64(buf, p + MAX_TIMESTAMP_AT))
-    p += size
-  }
-  seg.size = position + buf.length
-  seg.dirty = true
 }
 
 /** Renames a replaced segment's files to *.deleted and stops using it (readers holding it finish on its descriptor). */
@@ -271,57 +191,17 @@ function setAside(fs: LogFileSystem, seg: LogSegment): string[] {
   return out
 }
 
-async function cleanGroup(log: PartitionLog, group: LogSegment[], ctx: FilterContext, result: CleanResult, pacer: Pacer, now: number, opts: CleanOptions): Promise<boolean> {
+async function cleanGroup(log: PartitionLog, group: LogSegment[], session: CleanerSession, result: CleanResult, now: number, opts: CleanOptions): Promise<boolean> {
   const fault = opts.fault
   const fs = log.fs
   const base = group[0]!.baseOffset
   const tmp = join(log.dir, cleanedDirName(base))
-  rmSync(tmp, { recursive: true, force: true })
-  mkdirSync(tmp)
-  const out = LogSegment.create(tmp, base, log.config.indexIntervalBytes, now, fs)
-  ctx.keptTxns = []
-  try {
-    let pending: Buffer[] = []
-    let pendingBytes = 0
-    const drain = async (): Promise<void> => {
-      if (pendingBytes === 0) return
-      const buf = Buffer.concat(pending, pendingBytes)
-      pending = []
-      pendingBytes = 0
-      await appendAsync(out, buf)
-      result.bytesWritten += buf.length
-    }
-    for (const seg of group) {
-      for await (const raw of segmentBatches(seg)) {
-        checkOpen(log, opts.stopping)
-        await pacer.tick()
-        result.bytesRead += raw.length
-        const { out: kept, removed } = await filterBatch(readStoredBatch(raw), raw, ctx)
-        result.recordsRemoved += removed
-        if (kept === undefined) continue
-        // The source chunk is reused by the reader: copy what stays.
-        pending.push(kept === raw ? Buffer.from(raw) : kept)
-        pendingBytes += kept.length
-        if (pendingBytes >= WRITE_CHUNK) await drain()
-      }
-    }
-    await drain()
-    for (const t of ctx.keptTxns) out.txnIndex.append(t)
-    out.onBecomeInactive()
-    await out.flush()
-    out.close()
-  } catch (err) {
-    out.abandon()
-    rmSync(tmp, { recursive: true, force: true })
-    throw err
-  }
-  const files = [out.logPath, out.offsetIndex.path, out.timeIndex.path, ...(out.txnIndex.isEmpty ? [] : [out.txnIndex.path])].map((p) => p.slice(tmp.length + 1))
-  const manifest: SwapManifest = { base, members: group.map((s) => s.baseOffset), files }
-  writeFileSync(join(tmp, MANIFEST), JSON.stringify(manifest))
-  // Retention by time falls back to the file's age: keep the newest replaced segment's.
-  const mtime = Math.max(...group.map((s) => s.lastModified)) / 1000
-  utimesSync(out.logPath, mtime, mtime)
-  await fsyncDirAsync(fs, tmp)
+  // Step 1 in the worker: <base>.cleaned/ written and fsynced.
+  const done = await session.group({ members: group.map(refOf), mtimeMs: Math.max(...group.map((s) => s.lastModified)) })
+  const manifest = done.manifest
+  result.bytesRead += done.bytesRead
+  result.bytesWritten += done.bytesWritten
+  result.recordsRemoved += done.recordsRemoved
   fault?.('cleaned', base)
 
   // Nothing may have changed the group while it was read (retention, a deletion).

@@ -17,8 +17,9 @@ export interface RawRecord {
   /** [start, end) of the whole record, length prefix included, in `data`. */
   start: number
   end: number
-  /** The key bytes as a map key, or undefined for a null key. */
-  key: string | undefined
+  /** The key's bytes are data[keyAt, keyAt + keyLen); keyLen is -1 for a null key. */
+  keyAt: number
+  keyLen: number
   /** false for a tombstone (null value). */
   hasValue: boolean
   timestamp: number
@@ -108,10 +109,10 @@ export function parseRecords(b: StoredBatch, data: Buffer): RawRecord[] {
     const tsEnd = at.p
     const offsetDelta = readVarint(data, at)
     const keyLen = readVarint(data, at)
-    const key = keyLen < 0 ? undefined : data.toString('latin1', at.p, at.p + keyLen)
+    const keyAt = at.p
     if (keyLen > 0) at.p += keyLen
     const valueLen = readVarint(data, at)
-    out.push({ offset: b.baseOffset + offsetDelta, start, end, key, hasValue: valueLen >= 0, timestamp: b.baseTimestamp + tsDelta, tsAt, tsEnd })
+    out.push({ offset: b.baseOffset + offsetDelta, start, end, keyAt, keyLen, hasValue: valueLen >= 0, timestamp: b.baseTimestamp + tsDelta, tsAt, tsEnd })
     at.p = end
   }
   return out
