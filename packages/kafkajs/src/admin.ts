@@ -111,7 +111,7 @@ export class KafkaAdmin {
 
   private native(): Promise<NativeAdmin> {
     if (this.nativeAdmin !== undefined) return Promise.resolve(this.nativeAdmin)
-    this.opening ??= this.ctx.clientOptions(this.config.retry ?? this.ctx.retry).then((o) => (this.nativeAdmin = new NativeAdmin(o)))
+    this.opening ??= this.ctx.clientOptions(this.config.retry ?? this.ctx.retry, this.instrumentation.tag).then((o) => (this.nativeAdmin = new NativeAdmin(o)))
     return this.opening
   }
 
@@ -125,8 +125,12 @@ export class KafkaAdmin {
   }
 
   async connect(): Promise<void> {
-    await this.call((a) => a.connect())
-    this.instrumentation.emit(adminEvents.CONNECT, null)
+    this.instrumentation.setConnected(true)
+    await this.call((a) => a.connect()).catch((e) => {
+      this.instrumentation.setConnected(false)
+      throw e
+    })
+    this.instrumentation.emit(adminEvents.CONNECT, undefined)
   }
 
   async disconnect(): Promise<void> {
@@ -135,7 +139,8 @@ export class KafkaAdmin {
     this.opening = undefined
     if (a === undefined) return
     await a.close()
-    this.instrumentation.emit(adminEvents.DISCONNECT, null)
+    this.instrumentation.setConnected(false)
+    this.instrumentation.emit(adminEvents.DISCONNECT, undefined)
   }
 
   /** Every topic, internal ones included, as kafkajs' (a Metadata request for all topics). */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { startTestBroker } from '../../consumer/test/helpers/broker.js'
 import { adminProgram } from '../../../test/kafkajs-compat/admin.js'
 import { consumerProgram } from '../../../test/kafkajs-compat/consumer.js'
+import { eventsProgram } from '../../../test/kafkajs-compat/events.js'
 import { producerProgram } from '../../../test/kafkajs-compat/producer.js'
 import type { KafkaModule } from '../../../test/kafkajs-compat/types.js'
 
@@ -28,6 +29,12 @@ describe('kafkajs programs on our broker: kafkajs 2.2.4 and @tidelog/kafkajs obs
   it('consumer: eachMessage, eachBatch with resolveOffset, seek, commitOffsets, pause, events', async () => {
     const [actual, expected] = await both(consumerProgram)
     if (process.env.SHOW) console.log(JSON.stringify(actual), JSON.stringify(expected))
+    expect(actual).toEqual(expected)
+  })
+
+  it('instrumentation events: kinds, payload shapes, times and the order of the deterministic ones', async () => {
+    const [actual, expected] = await both(eventsProgram)
+    if (process.env.SHOW) console.log(JSON.stringify(actual, null, 1), JSON.stringify(expected, null, 1))
     expect(actual).toEqual(expected)
   })
 
