@@ -15,6 +15,7 @@ import { adminEvents, Instrumentation } from './events.js'
 import type { KafkaContext } from './kafka.js'
 import type { Logger } from './logger.js'
 import type { InstrumentationEvent, PartitionMetadata, RemoveInstrumentationEventListener, RetryOptions, SeekEntry } from './types.js'
+import { createAcls, deleteAcls, describeAcls, type Acl, type AclFilter, type DeleteAclResponse, type DescribeAclResponse } from './admin-acls.js'
 import { describeConfigsAnswer, describeGroupsAnswer, type DescribeConfigResponse, type GroupDescriptions, type ResourceConfigQuery } from './admin-answers.js'
 
 export interface AdminConfig {
@@ -356,16 +357,17 @@ export class KafkaAdmin {
     }
   }
 
-  createAcls(_options: { acl: unknown[] }): Promise<boolean> {
-    return notImplemented('createAcls')
+  /** CreateAcls; a broker without an authorizer answers SECURITY_DISABLED. */
+  async createAcls({ acl }: { acl: Acl[] }): Promise<boolean> {
+    return createAcls(await this.native(), acl)
   }
 
-  describeAcls(_options: unknown): Promise<unknown> {
-    return notImplemented('describeAcls')
+  async describeAcls(options: AclFilter): Promise<DescribeAclResponse> {
+    return describeAcls(await this.native(), options)
   }
 
-  deleteAcls(_options: { filters: unknown[] }): Promise<unknown> {
-    return notImplemented('deleteAcls')
+  async deleteAcls({ filters }: { filters: AclFilter[] }): Promise<DeleteAclResponse> {
+    return deleteAcls(await this.native(), filters)
   }
 
   alterPartitionReassignments(_request: { topics: unknown[]; timeout?: number }): Promise<void> {
