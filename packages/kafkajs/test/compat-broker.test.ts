@@ -60,6 +60,19 @@ describe('kafkajs programs on our broker: kafkajs 2.2.4 and @tidelog/kafkajs obs
     const actual = await aclsProgram(tidelog, await authorizingBroker(), 'ours')
     if (process.env.SHOW) console.log(JSON.stringify(actual, null, 1), JSON.stringify(expected, null, 1))
     expect(actual).toEqual(expected)
+    // Without an authorizer the broker answers SECURITY_DISABLED; both throw it the same way.
+    const { brokers } = await startTestBroker(1)
+    const refusal = async (lib: KafkaModule) => {
+      const admin = new lib.Kafka({ brokers, logLevel: lib.logLevel.NOTHING }).admin()
+      await admin.connect()
+      const acl = { resourceType: lib.AclResourceTypes.TOPIC, resourceName: 't', resourcePatternType: lib.ResourcePatternTypes.LITERAL, principal: 'User:a', host: '*', operation: lib.AclOperationTypes.READ, permissionType: lib.AclPermissionTypes.ALLOW }
+      const e = await admin.createAcls({ acl: [acl] }).then(() => undefined, (x: { name: string; type: string; message: string; retriable: boolean }) => ({ name: x.name, type: x.type, message: x.message, retriable: x.retriable }))
+      await admin.disconnect()
+      return e
+    }
+    const ourRefusal = await refusal(tidelog)
+    expect(ourRefusal).toEqual(await refusal(real))
+    expect(ourRefusal?.type).toBe('SECURITY_DISABLED')
   })
 
   it('admin: topics, partitions, offsets, configs, groups, records, cluster', async () => {
