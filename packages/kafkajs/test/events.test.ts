@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { Kafka, logLevel } from '../src/index.js'
 import { FakeBroker, NO_RESPONSE } from '../../client/test/fake-broker.js'
 import { until } from '../../../test/kafkajs-compat/types.js'
+import { startTestBroker } from '../../consumer/test/helpers/broker.js'
 
 const cleanup: (() => Promise<unknown>)[] = []
 afterEach(async () => {
@@ -64,5 +65,37 @@ describe('network instrumentation events', () => {
     expect(end.hasSubscribers).toBe(true)
     await watched.disconnect()
     expect(end.hasSubscribers).toBe(false)
+  })
+
+  it('REBALANCING tells a member the group rebalances, with kafkajs fields; stopping is not a rebalance', async () => {
+    const { brokers } = await startTestBroker(2)
+    const kafka = new Kafka({ clientId: 'app', brokers, logLevel: logLevel.NOTHING })
+    const admin = kafka.admin()
+    cleanup.push(() => admin.disconnect())
+    await admin.connect()
+    await admin.createTopics({ topics: [{ topic: 'rb', numPartitions: 2 }] })
+    // Short fetch waits: a member rejoins (and stops) once its long poll is answered.
+    const first = kafka.consumer({ groupId: 'rb-group', heartbeatInterval: 100, maxWaitTimeInMs: 100 })
+    const second = kafka.consumer({ groupId: 'rb-group', heartbeatInterval: 100, maxWaitTimeInMs: 100 })
+    cleanup.push(() => first.disconnect(), () => second.disconnect())
+    const rebalancing: { member: string; payload: Record<string, unknown> }[] = []
+    first.on(first.events.REBALANCING, (e) => void rebalancing.push({ member: 'first', payload: e.payload }))
+    second.on(second.events.REBALANCING, (e) => void rebalancing.push({ member: 'second', payload: e.payload }))
+    let firstMemberId = ''
+    first.on(first.events.GROUP_JOIN, (e) => void (firstMemberId = e.payload.memberId))
+    for (const c of [first, second]) {
+      await c.connect()
+      await c.subscribe({ topic: 'rb' })
+    }
+    await first.run({ eachMessage: async () => undefined })
+    await second.run({ eachMessage: async () => undefined })
+    await until(() => rebalancing.length > 0, 'the first member told of the rebalance')
+    expect(rebalancing[0]!.member).toBe('first')
+    expect(rebalancing[0]!.payload).toEqual({ groupId: 'rb-group', memberId: firstMemberId })
+    const before = rebalancing.length
+    await second.stop()
+    await first.stop()
+    // The first member may be told of the rebalance the second's leaving causes; neither is told of its own stop.
+    expect(rebalancing.slice(before).every((r) => r.member === 'first')).toBe(true)
   })
 })
