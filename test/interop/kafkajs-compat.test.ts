@@ -6,7 +6,9 @@
 import * as real from 'kafkajs'
 import * as ours from '@tidelog/kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { aclsProgram } from '../kafkajs-compat/acls.js'
 import { adminProgram } from '../kafkajs-compat/admin.js'
+import { eventsProgram } from '../kafkajs-compat/events.js'
 import { consumerProgram } from '../kafkajs-compat/consumer.js'
 import { producerProgram } from '../kafkajs-compat/producer.js'
 import { transactionsProgram } from '../kafkajs-compat/transactions.js'
@@ -24,7 +26,10 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
 
   beforeAll(async () => {
     try {
-      kafka = await startKafka({ version, properties: { 'group.initial.rebalance.delay.ms': 300 } })
+      // ACLs on (for the ACL program), with the unauthenticated principal, the programs' and the
+      // controller's, as super user: everything is allowed and ACLs are still stored and listed.
+      const properties = { 'group.initial.rebalance.delay.ms': 300, 'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', 'super.users': 'User:ANONYMOUS' }
+      kafka = await startKafka({ version, properties })
     } catch (e) {
       skip = peerUnavailable(`Apache Kafka ${version}`, e)
     }
@@ -39,6 +44,8 @@ describe(`kafkajs programs on Apache Kafka ${version}: kafkajs 2.2.4 and @tidelo
     ['consumer', consumerProgram],
     ['admin', adminProgram],
     ['transactions', transactionsProgram],
+    ['acls', aclsProgram],
+    ['events', eventsProgram],
   ] as const) {
     it(area, async (ctx) => {
       if (skip) return ctx.skip()

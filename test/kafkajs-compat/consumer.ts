@@ -26,10 +26,14 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
   const consumer = kafka.consumer({ groupId, heartbeatInterval: 500, sessionTimeout: 10_000, maxWaitTimeInMs: 100 })
   const events: string[] = []
   const batches: string[] = []
-  for (const name of ['CONNECT', 'GROUP_JOIN', 'START_BATCH_PROCESS', 'END_BATCH_PROCESS', 'COMMIT_OFFSETS', 'STOP', 'DISCONNECT'] as const) {
+  // Deliveries and group events in one timeline: kafkajs is at-least-once, so after a rebalance
+  // or a crash (a loaded machine can cause either) records since the last commit come again.
+  const timeline: ({ partition: number; offset: number } | 'rejoined')[] = []
+  for (const name of ['CONNECT', 'GROUP_JOIN', 'START_BATCH_PROCESS', 'END_BATCH_PROCESS', 'COMMIT_OFFSETS', 'CRASH', 'STOP', 'DISCONNECT'] as const) {
     consumer.on(consumer.events[name], (e: { payload: any }) => {
       events.push(name)
       if (name === 'START_BATCH_PROCESS') batches.push(`${e.payload.partition}:${e.payload.firstOffset}-${e.payload.lastOffset}`)
+      if (name === 'GROUP_JOIN' || name === 'CRASH') timeline.push('rejoined')
     })
   }
   let joinAssignment: unknown
@@ -37,9 +41,13 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
   await consumer.connect()
   await consumer.subscribe({ topics: [topic], fromBeginning: true })
   const seen: { partition: number; offset: string; key: string; value: string; headers: Record<string, string>; timestampIsString: boolean }[] = []
+  const unique = new Set<string>()
   await consumer.run({
     eachMessage: async ({ topic: t, partition, message }) => {
       if (t !== topic) return
+      timeline.push({ partition, offset: Number(message.offset) })
+      if (unique.has(`${partition}:${message.offset}`)) return
+      unique.add(`${partition}:${message.offset}`)
       seen.push({
         partition,
         offset: message.offset,
@@ -50,7 +58,7 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
       })
     },
   })
-  await until(() => seen.length >= 60, '60 messages')
+  await until(() => unique.size >= 60, '60 distinct messages')
   const group = await consumer.describeGroup()
   await consumer.disconnect()
   const committed = await admin.fetchOffsets({ groupId, topics: [topic] })
@@ -104,7 +112,9 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
 
   // Timing decides how records are split into batches, so only the kinds and their order count.
   const order = events.filter((e, i) => i === 0 || e !== events[i - 1])
+  const rejoined = events.filter((e) => e === 'GROUP_JOIN').length > 1 || events.includes('CRASH')
   return {
+    atLeastOnce: deliveryRules(timeline),
     seen: seen.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset)),
     committed: committed.map((t) => ({ ...t, topic: t.topic.slice(prefix.length) })),
     halfCommittedBelowEnd: halfCommitted[0]!.partitions.map((p, i) => Number(p.offset) > 0 && Number(p.offset) <= Number(committed[0]!.partitions[i]!.offset)),
@@ -117,8 +127,36 @@ export async function consumerProgram(lib: KafkaModule, brokers: string[], prefi
       first: order.slice(0, 3),
       last: order.slice(-3),
       // Every batch: START, END, then the commit of what it resolved.
-      perBatch: /^CONNECT CONNECT GROUP_JOIN (START_BATCH_PROCESS END_BATCH_PROCESS COMMIT_OFFSETS )+STOP DISCONNECT$/.test(events.join(' ')) || events.join(' '),
+      // After a rebalance or a crash a batch may end without its commit (the generation is
+      // over) and the group is joined again; without one, the strict form.
+      perBatch: (rejoined
+        ? /^CONNECT CONNECT GROUP_JOIN (START_BATCH_PROCESS (END_BATCH_PROCESS (COMMIT_OFFSETS )?)?|(CRASH )?(CONNECT )*GROUP_JOIN )+STOP DISCONNECT$/
+        : /^CONNECT CONNECT GROUP_JOIN (START_BATCH_PROCESS END_BATCH_PROCESS COMMIT_OFFSETS )+STOP DISCONNECT$/
+      ).test(events.join(' ')) || events.join(' '),
       batchesSeen: batches.length > 0,
     },
   }
+}
+
+/**
+ * What kafkajs guarantees a group member: per partition, offsets in order from the start with
+ * none skipped; going back (a redelivery) only after a rebalance or a crash since that
+ * partition's previous record. Returns 'ok' or the first violation.
+ */
+function deliveryRules(timeline: ({ partition: number; offset: number } | 'rejoined')[]): string {
+  const last = new Map<number, number>()
+  const rejoinedSince = new Set<number>()
+  for (const step of timeline) {
+    if (step === 'rejoined') {
+      for (const p of last.keys()) rejoinedSince.add(p)
+      continue
+    }
+    const { partition, offset } = step
+    const prev = last.get(partition) ?? -1
+    if (offset > prev + 1) return `partition ${partition}: offset ${offset} after ${prev} (skipped records)`
+    if (offset <= prev && !rejoinedSince.has(partition)) return `partition ${partition}: offset ${offset} again after ${prev} without a rebalance`
+    last.set(partition, offset)
+    rejoinedSince.delete(partition)
+  }
+  return 'ok'
 }

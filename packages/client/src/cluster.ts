@@ -150,6 +150,7 @@ export class Cluster {
       requestTimeoutMs: this.requestTimeoutMs,
       maxFrameBytes: this.options.maxFrameBytes,
       logger: this.logger,
+      diagnosticsTag: this.options.diagnosticsTag,
     })
   }
 

@@ -55,6 +55,8 @@ export interface ConnectionOptions {
   /** Largest response frame accepted. Default 100 MiB. */
   maxFrameBytes?: number
   logger?: Logger
+  /** Copied into this connection's request events (ClientOptions.diagnosticsTag). */
+  diagnosticsTag?: unknown
 }
 
 export interface RequestOptions {
@@ -109,6 +111,7 @@ export class Connection extends EventEmitter {
   /** "host:port" */
   readonly broker: string
   readonly clientId: string | null
+  private readonly diagnosticsTag: unknown
   readonly requestTimeoutMs: number
 
   private readonly options: ConnectionOptions
@@ -139,6 +142,7 @@ export class Connection extends EventEmitter {
     this.nodeId = options.nodeId
     this.broker = `${options.host}:${options.port}`
     this.clientId = options.clientId === undefined ? 'tidelog' : options.clientId
+    this.diagnosticsTag = options.diagnosticsTag
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
     this.logger = options.logger ?? silentLogger
     this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES })
@@ -482,6 +486,8 @@ export class Connection extends EventEmitter {
     if (channels.requestEnd.hasSubscribers) {
       const e = this.event(req.api, req.version, req.correlationId)
       e.durationMs = performance.now() - req.startedAt
+      e.size = frame.length
+      e.response = body
       channels.requestEnd.publish(e)
     }
     const throttleMs = clientThrottleMs(req.api.apiKey, req.version, body)
@@ -611,7 +617,7 @@ export class Connection extends EventEmitter {
   }
 
   private event(api: ApiDefinition<unknown, unknown>, version: number, correlationId: number): RequestEvent {
-    return { broker: this.broker, nodeId: this.nodeId, apiKey: api.apiKey, apiName: api.name, apiVersion: version, correlationId }
+    return { broker: this.broker, nodeId: this.nodeId, clientId: this.clientId, tag: this.diagnosticsTag, apiKey: api.apiKey, apiName: api.name, apiVersion: version, correlationId }
   }
 
   private publishError(api: ApiDefinition<unknown, unknown>, version: number, correlationId: number, startedAt: number, error: Error): void {

@@ -25,11 +25,17 @@ export interface ConnectionEvent {
 export interface RequestEvent {
   broker: string
   nodeId: number | undefined
+  clientId: string | null
+  /** The client's ClientOptions.diagnosticsTag. */
+  tag: unknown
   apiKey: number
   apiName: string
   apiVersion: number
   correlationId: number
   /** Time from writing the request to its response (end and error events). */
   durationMs?: number
+  /** End events of answered requests: the response frame's bytes (correlation id and body) and the decoded body. */
+  size?: number
+  response?: unknown
   error?: Error
 }

@@ -32,6 +32,11 @@ export interface ClientOptions {
    * auto.create.topics.enable). Default false.
    */
   allowAutoTopicCreation?: boolean
+  /**
+   * Carried unchanged as `tag` in this client's request events on node:diagnostics_channel, so
+   * an observer can tell its own clients' requests from others' (channels are process-wide).
+   */
+  diagnosticsTag?: unknown
 }
 
 export interface BrokerAddress {

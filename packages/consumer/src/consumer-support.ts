@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks'
 import type { Cluster } from '@tidelog/client'
+import type { Delivery } from './delivery.js'
 import type { GroupGeneration, RebalanceListener } from './types.js'
 
 export interface SubscribeOptions {
@@ -61,4 +63,46 @@ export async function matchPattern(cluster: Cluster, pattern: RegExp): Promise<s
   out.sort()
   if (out.length > 0) await cluster.refreshMetadata(out)
   return out
+}
+
+/**
+ * What the periodic metadata check found for a subscription: a pattern matching other topics
+ * now (with the new matches), or a subscribed or assigned topic whose partition count changed;
+ * undefined when the member need not rejoin.
+ */
+export async function subscriptionChange(cluster: Cluster, pattern: RegExp | undefined, subscribed: readonly string[], assignedCounts: ReadonlyMap<string, number>): Promise<{ reason: string; topics?: string[] } | undefined> {
+  if (pattern !== undefined) {
+    const topics = await matchPattern(cluster, pattern)
+    if (topics.join('\n') !== [...subscribed].sort().join('\n')) return { reason: 'the topics matching the subscription changed', topics }
+  }
+  const topics = [...new Set([...subscribed, ...assignedCounts.keys()])]
+  const counts = await partitionCounts(cluster, topics)
+  for (const t of topics) {
+    if ((counts.get(t) ?? 0) !== (assignedCounts.get(t) ?? 0)) return { reason: `the partition count of ${t} changed` }
+  }
+  return undefined
+}
+
+/**
+ * How long the application has gone without asking for records, for max.poll.interval.ms: a
+ * handler holding a message counts its own time; a waiting iterator or a new poll is progress.
+ */
+export class PollClock {
+  private lastPolls = -1
+  private lastProgressAt = performance.now()
+
+  reset(): void {
+    this.lastProgressAt = performance.now()
+  }
+
+  idleMs(d: Delivery): number {
+    const now = performance.now()
+    if (d.holder !== undefined) return d.holder.heldMs()
+    if (d.waiting || d.polls !== this.lastPolls) {
+      this.lastPolls = d.polls
+      this.lastProgressAt = now
+      return 0
+    }
+    return now - this.lastProgressAt
+  }
 }

@@ -1,13 +1,11 @@
 import { EventEmitter } from 'node:events'
-import { performance } from 'node:perf_hooks'
 import { ClientClosedError, Cluster, Deadline } from '@tidelog/client'
-import { ErrorCodes, ProtocolError } from '@tidelog/protocol'
 import { groupMetadataOf, type ConsumerGroupMetadata } from './group-metadata.js'
-import { Committer, type CommitIdentity } from './committer.js'
+import { ConsumerCommits } from './commits.js'
 export type { SubscribeOptions, CloseOptions } from './consumer-support.js'
-import { DEFAULT_CLOSE_TIMEOUT_MS, NO_GENERATION, matchPattern, partitionCounts, settlesWithin, type CloseOptions, type SubscribeOptions } from './consumer-support.js'
+import { DEFAULT_CLOSE_TIMEOUT_MS, NO_GENERATION, PollClock, matchPattern, partitionCounts, settlesWithin, subscriptionChange, type CloseOptions, type SubscribeOptions } from './consumer-support.js'
 import { Delivery, DeliveryIterator } from './delivery.js'
-import { CommitFailedError, IllegalStateError, OffsetOutOfRangeError } from './errors.js'
+import { IllegalStateError, OffsetOutOfRangeError } from './errors.js'
 import { Fetcher } from './fetcher.js'
 import { resolveAssignors } from './group/assignors/index.js'
 import { ConsumerCoordinator } from './group/coordinator.js'
@@ -47,7 +45,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   private readonly fetcher: Fetcher
   private readonly delivery: Delivery
   private readonly link: CoordinatorLink | undefined
-  private readonly committer: Committer | undefined
+  private readonly commits: ConsumerCommits | undefined
   private readonly lock = new Mutex()
   private readonly assignorList
   private coordinator: ConsumerCoordinator | undefined
@@ -55,12 +53,10 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   private topics: string[] = []
   private pattern: RegExp | undefined
   private listener: RebalanceListener | undefined
-  private autoCommitTimer: NodeJS.Timeout | undefined
   private metadataTimer: NodeJS.Timeout | undefined
   private readonly resolver: PositionResolver
   private readonly rebalance: Rebalance
-  private lastPolls = -1
-  private lastProgressAt = performance.now()
+  private readonly pollClock = new PollClock()
   private closing: Promise<void> | undefined
   /** Set once close() is past the group's part and closes the connections. */
   private disconnecting = false
@@ -90,12 +86,17 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     const groupId = this.options.groupId
     if (groupId !== undefined) {
       this.link = new CoordinatorLink(this.cluster, groupId)
-      this.committer = new Committer(this.cluster, this.link, {
-        identity: () => this.identity(),
-        onGenerationError: (code, who) => this.onCommitGenerationError(code, who),
+      this.commits = new ConsumerCommits(this.cluster, this.link, {
+        options: this.options,
+        assignment: this.assignment,
+        logger: this.cluster.logger,
+        closing: () => this.closing !== undefined,
+        coordinator: () => this.coordinator,
+        subscribed: () => this.mode === 'subscribed',
+        onCommitted: (offsets) => this.emit('offsets.committed', { offsets }),
       })
     }
-    this.resolver = new PositionResolver(this.cluster, this.options, this.assignment, this.committer, this.fetcher, this.delivery)
+    this.resolver = new PositionResolver(this.cluster, this.options, this.assignment, this.commits?.committer, this.fetcher, this.delivery)
     this.rebalance = new Rebalance({
       assignment: this.assignment,
       fetcher: this.fetcher,
@@ -133,7 +134,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
       await this.cluster.refreshMetadata(this.topics)
     }
     this.mode = 'subscribed'
-    this.lastProgressAt = performance.now()
+    this.pollClock.reset()
     if (this.coordinator === undefined) {
       this.coordinator = this.createCoordinator()
       this.coordinator.start()
@@ -176,7 +177,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     const wanted = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), { topic: p.topic, partition: p.partition }]))
     const removed = this.assignment.list().filter((s) => !wanted.has(s.key))
     if (removed.length > 0) {
-      if (this.options.autoCommit && this.committer !== undefined) void this.commitProcessed(removed).catch((err) => this.cluster.logger.warn({ err }, 'commit of unassigned partitions failed'))
+      if (this.options.autoCommit && this.commits !== undefined) void this.commitProcessed(removed).catch((err) => this.cluster.logger.warn({ err }, 'commit of unassigned partitions failed'))
       this.assignment.remove(removed)
       this.fetcher.purge()
     }
@@ -216,8 +217,9 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   private iterateHooks(): DecodingHooks<K, V> {
     const rewind = (topic: string, partition: number, offset: bigint): void => {
       const s = this.assignment.get(topic, partition)
-      if (s !== undefined) s.seek(offset, s.lastEpoch)
-      if (s !== undefined) this.afterSeek()
+      if (s === undefined) return
+      s.seek(offset, s.lastEpoch)
+      this.afterSeek()
     }
     return { decoder: this.decoder, policy: this.onDeserializationError, logger: this.cluster.logger, rewind }
   }
@@ -236,7 +238,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
       const runner = new Runner<K, V>(
         {
           options: o, logger: this.cluster.logger, backoff: this.cluster.retryBackoff, fetcher: this.fetcher, assignment: this.assignment,
-          delivery: this.delivery, decoder: this.decoder, onDeserializationError: this.onDeserializationError, hasGroup: this.committer !== undefined,
+          delivery: this.delivery, decoder: this.decoder, onDeserializationError: this.onDeserializationError, hasGroup: this.commits !== undefined,
           polled: () => this.coordinator?.polled(),
           commitAhead: o.delivery === 'at-most-once' ? (s, offset) => this.commitAhead(s, offset) : undefined,
           commitProcessed: () => (o.autoCommit ? this.commitProcessed(this.assignment.list()) : Promise.resolve()),
@@ -378,13 +380,9 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
    */
   async commit(offsets?: readonly TopicPartitionOffset[]): Promise<void> {
     this.ensureConnected()
-    const committer = this.committer
-    if (committer === undefined) throw new IllegalStateError('commit() needs a groupId')
-    const source =
-      offsets !== undefined
-        ? offsets.map((o) => ({ ...o }))
-        : () => this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
-    this.recordCommitted(await committer.commit(source, this.options.defaultApiTimeoutMs))
+    const commits = this.commits
+    if (commits === undefined) throw new IllegalStateError('commit() needs a groupId')
+    await commits.commit(offsets !== undefined ? offsets.map((o) => ({ ...o })) : () => this.positions())
   }
 
   /**
@@ -394,17 +392,11 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
    * the promise resolves either way (as Java's OffsetCommitCallback).
    */
   commitAsync(offsets?: readonly TopicPartitionOffset[], callback?: (error: Error | null, offsets: TopicPartitionOffset[]) => void): Promise<TopicPartitionOffset[]> {
-    const committer = this.committer
+    const commits = this.commits
     let p: Promise<TopicPartitionOffset[]>
-    if (committer === undefined) p = Promise.reject(new IllegalStateError('commitAsync() needs a groupId'))
+    if (commits === undefined) p = Promise.reject(new IllegalStateError('commitAsync() needs a groupId'))
     else if (this.disconnecting) p = Promise.reject(new ClientClosedError('consumer'))
-    else {
-      const list = offsets !== undefined ? offsets.map((o) => ({ ...o })) : this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
-      p = committer.commit(list, this.options.defaultApiTimeoutMs).then((done) => {
-        this.recordCommitted(done)
-        return done
-      })
-    }
+    else p = commits.commit(offsets !== undefined ? offsets.map((o) => ({ ...o })) : this.positions())
     if (callback === undefined) return p
     return p.then(
       (done) => (callback(null, done), done),
@@ -446,67 +438,21 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   /** The group's committed offsets for partitions (-1n where none is committed). */
   async committed(partitions: readonly TopicPartition[]): Promise<TopicPartitionOffset[]> {
     this.ensureConnected()
-    if (this.committer === undefined) throw new IllegalStateError('committed() needs a groupId')
-    const found = await this.committer.fetch(partitions, this.options.defaultApiTimeoutMs)
-    return partitions.map((p) => {
-      const c = found.get(tpKey(p.topic, p.partition))
-      return { topic: p.topic, partition: p.partition, offset: c?.offset ?? -1n, metadata: c?.metadata ?? null, leaderEpoch: c?.leaderEpoch ?? -1 }
-    })
+    if (this.commits === undefined) throw new IllegalStateError('committed() needs a groupId')
+    return this.commits.committed(partitions)
   }
 
-  private recordCommitted(done: readonly TopicPartitionOffset[]): void {
-    if (done.length === 0) return
-    for (const o of done) {
-      const s = this.assignment.get(o.topic, o.partition)
-      if (s !== undefined) s.committed = o.offset
-    }
-    this.emit('offsets.committed', { offsets: done })
+  /** Every committable partition's position: all messages handed out so far (commitSync()). */
+  private positions(): TopicPartitionOffset[] {
+    return this.assignment.list().filter((s) => this.rebalance.committable(s)).map((s) => ({ topic: s.topic, partition: s.partition, offset: s.position, leaderEpoch: s.lastEpoch }))
   }
 
-  /** Processed offsets not yet committed (at-least-once auto-commit). */
-  private processed(states: Iterable<PartitionState>): TopicPartitionOffset[] {
-    const out: TopicPartitionOffset[] = []
-    for (const s of states) {
-      if (!s.hasPosition || s.acked < 0n) continue
-      // Never behind what this consumer committed itself (an explicit commit() may be ahead).
-      if (s.committed >= 0n && s.acked <= s.committed) continue
-      out.push({ topic: s.topic, partition: s.partition, offset: s.acked, leaderEpoch: s.lastEpoch })
-    }
-    return out
+  private commitProcessed(states: readonly PartitionState[], timeoutMs?: number): Promise<void> {
+    return this.commits?.commitProcessed(states, timeoutMs) ?? Promise.resolve()
   }
 
-  private async commitProcessed(states: readonly PartitionState[], timeoutMs = this.options.defaultApiTimeoutMs): Promise<void> {
-    const committer = this.committer
-    if (committer === undefined) return
-    this.recordCommitted(await committer.commit(() => this.processed(states), timeoutMs))
-  }
-
-  private async commitAhead(s: PartitionState, offset: bigint): Promise<void> {
-    const committer = this.committer
-    if (committer === undefined) return
-    const epoch = s.epoch
-    this.recordCommitted(await committer.commit([{ topic: s.topic, partition: s.partition, offset, leaderEpoch: s.lastEpoch }], this.options.defaultApiTimeoutMs))
-    if (s.epoch === epoch && offset > s.acked) s.acked = offset
-  }
-
-  private identity(): CommitIdentity | Error {
-    const c = this.coordinator
-    if (this.mode !== 'subscribed' || c === undefined) return { generationId: -1, memberId: '', groupInstanceId: null }
-    const m = c.membership
-    // Java's generationIfStable: between JoinGroup and SyncGroup the coordinator answers
-    // REBALANCE_IN_PROGRESS, which would only ask for yet another rebalance.
-    if (m.state === 'stable' && m.hasGeneration) return { generationId: m.generationId, memberId: m.memberId, groupInstanceId: this.options.groupInstanceId }
-    if (m.state === 'joining' || m.state === 'syncing') return new ProtocolError(ErrorCodes.REBALANCE_IN_PROGRESS, { api: 'OffsetCommit', groupId: c.groupId })
-    return new CommitFailedError('this member is not in a generation of the group', ErrorCodes.UNKNOWN_MEMBER_ID)
-  }
-
-  private onCommitGenerationError(code: number, who: CommitIdentity): void {
-    const c = this.coordinator
-    // A commit sent in a generation that has since been replaced says nothing about the new one.
-    if (c === undefined || c.membership.generationId !== who.generationId || c.membership.memberId !== who.memberId) return
-    if (code === ErrorCodes.UNKNOWN_MEMBER_ID) c.membership.resetGeneration(false)
-    else if (code === ErrorCodes.ILLEGAL_GENERATION) c.membership.resetGeneration(true)
-    c.requestRejoin(`a commit was answered ${code}`)
+  private commitAhead(s: PartitionState, offset: bigint): Promise<void> {
+    return this.commits?.commitAhead(s, offset) ?? Promise.resolve()
   }
 
   // --- position problems -----------------------------------------------------------------------
@@ -546,23 +492,11 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
       },
       assign: (partitions, generation) => this.lock.run(() => this.rebalance.assign(partitions, generation)),
       partitionCounts: (topics) => partitionCounts(this.cluster, topics),
-      pollIdleMs: () => this.pollIdleMs(),
+      pollIdleMs: () => this.pollClock.idleMs(this.delivery),
       onFatal: (error) => this.onGroupFatal(error),
       onStateChange: (from, to) => this.emit('member.state', { from, to }),
       onJoined: (info) => this.emit('group.joined', info),
     })
-  }
-
-  private pollIdleMs(): number {
-    const now = performance.now()
-    const d = this.delivery
-    if (d.holder !== undefined) return d.holder.heldMs()
-    if (d.waiting || d.polls !== this.lastPolls) {
-      this.lastPolls = d.polls
-      this.lastProgressAt = now
-      return 0
-    }
-    return now - this.lastProgressAt
   }
 
   private onGroupFatal(error: Error): void {
@@ -573,14 +507,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
 
   /** Auto-commit, and the metadata check that notices new partitions or newly matching topics. */
   private startTimers(): void {
-    if (this.autoCommitTimer === undefined && this.options.autoCommit && this.committer !== undefined) {
-      this.autoCommitTimer = setInterval(() => {
-        if (this.closing !== undefined) return
-        if (this.mode === 'subscribed' && this.coordinator?.membership.state !== 'stable') return
-        void this.commitProcessed(this.assignment.list()).catch((err) => this.cluster.logger.warn({ err }, 'auto-commit failed'))
-      }, this.options.autoCommitIntervalMs)
-      this.autoCommitTimer.unref()
-    }
+    this.commits?.startAutoCommit()
     if (this.metadataTimer === undefined && this.mode === 'subscribed') {
       this.metadataTimer = setInterval(() => void this.checkMetadata(), this.cluster.metadataMaxAgeMs)
       this.metadataTimer.unref()
@@ -591,23 +518,10 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
     const c = this.coordinator
     if (c === undefined || this.mode !== 'subscribed' || this.closing !== undefined) return
     try {
-      if (this.pattern !== undefined) {
-        const topics = await matchPattern(this.cluster, this.pattern)
-        if (topics.join('\n') !== [...this.topics].sort().join('\n')) {
-          this.topics = topics
-          c.requestRejoin('the topics matching the subscription changed')
-          return
-        }
-      }
-      const before = c.assignedTopicCounts
-      const topics = [...new Set([...this.topics, ...before.keys()])]
-      const counts = await partitionCounts(this.cluster, topics)
-      for (const t of topics) {
-        if ((counts.get(t) ?? 0) !== (before.get(t) ?? 0)) {
-          c.requestRejoin(`the partition count of ${t} changed`)
-          return
-        }
-      }
+      const change = await subscriptionChange(this.cluster, this.pattern, this.topics, c.assignedTopicCounts)
+      if (change === undefined) return
+      if (change.topics !== undefined) this.topics = change.topics
+      c.requestRejoin(change.reason)
     } catch (err) {
       this.cluster.logger.debug({ err }, 'metadata check failed')
     }
@@ -630,7 +544,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
 
   private async shutdown(options: CloseOptions, timeoutMs: number): Promise<void> {
     const deadline = new Deadline(timeoutMs)
-    if (this.autoCommitTimer !== undefined) clearInterval(this.autoCommitTimer)
+    this.commits?.stopAutoCommit()
     if (this.metadataTimer !== undefined) clearInterval(this.metadataTimer)
     this.delivery.abandon()
     this.delivery.closed = true
@@ -667,7 +581,7 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
         else await this.rebalance.lose(owned, c.membership.snapshot())
       })
       if (options.leaveGroup ?? !c.isStatic) await c.leave('the consumer is closing', true, Math.max(1, group.remaining()))
-    } else if (commit && this.options.autoCommit && this.committer !== undefined && this.assignment.size > 0) {
+    } else if (commit && this.options.autoCommit && this.commits !== undefined && this.assignment.size > 0) {
       await this.commitProcessed(this.assignment.list(), group.remaining()).catch((err) => this.cluster.logger.warn({ err }, 'commit on close failed'))
     }
   }

@@ -15,6 +15,7 @@ import { adminEvents, Instrumentation } from './events.js'
 import type { KafkaContext } from './kafka.js'
 import type { Logger } from './logger.js'
 import type { InstrumentationEvent, PartitionMetadata, RemoveInstrumentationEventListener, RetryOptions, SeekEntry } from './types.js'
+import { createAcls, deleteAcls, describeAcls, type Acl, type AclFilter, type DeleteAclResponse, type DescribeAclResponse } from './admin-acls.js'
 import { describeConfigsAnswer, describeGroupsAnswer, type DescribeConfigResponse, type GroupDescriptions, type ResourceConfigQuery } from './admin-answers.js'
 
 export interface AdminConfig {
@@ -111,7 +112,7 @@ export class KafkaAdmin {
 
   private native(): Promise<NativeAdmin> {
     if (this.nativeAdmin !== undefined) return Promise.resolve(this.nativeAdmin)
-    this.opening ??= this.ctx.clientOptions(this.config.retry ?? this.ctx.retry).then((o) => (this.nativeAdmin = new NativeAdmin(o)))
+    this.opening ??= this.ctx.clientOptions(this.config.retry ?? this.ctx.retry, this.instrumentation.tag).then((o) => (this.nativeAdmin = new NativeAdmin(o)))
     return this.opening
   }
 
@@ -125,8 +126,12 @@ export class KafkaAdmin {
   }
 
   async connect(): Promise<void> {
-    await this.call((a) => a.connect())
-    this.instrumentation.emit(adminEvents.CONNECT, null)
+    this.instrumentation.setConnected(true)
+    await this.call((a) => a.connect()).catch((e) => {
+      this.instrumentation.setConnected(false)
+      throw e
+    })
+    this.instrumentation.emit(adminEvents.CONNECT, undefined)
   }
 
   async disconnect(): Promise<void> {
@@ -135,7 +140,8 @@ export class KafkaAdmin {
     this.opening = undefined
     if (a === undefined) return
     await a.close()
-    this.instrumentation.emit(adminEvents.DISCONNECT, null)
+    this.instrumentation.setConnected(false)
+    this.instrumentation.emit(adminEvents.DISCONNECT, undefined)
   }
 
   /** Every topic, internal ones included, as kafkajs' (a Metadata request for all topics). */
@@ -351,16 +357,17 @@ export class KafkaAdmin {
     }
   }
 
-  createAcls(_options: { acl: unknown[] }): Promise<boolean> {
-    return notImplemented('createAcls')
+  /** CreateAcls; a broker without an authorizer answers SECURITY_DISABLED. */
+  async createAcls({ acl }: { acl: Acl[] }): Promise<boolean> {
+    return createAcls(await this.native(), acl)
   }
 
-  describeAcls(_options: unknown): Promise<unknown> {
-    return notImplemented('describeAcls')
+  async describeAcls(options: AclFilter): Promise<DescribeAclResponse> {
+    return describeAcls(await this.native(), options)
   }
 
-  deleteAcls(_options: { filters: unknown[] }): Promise<unknown> {
-    return notImplemented('deleteAcls')
+  async deleteAcls({ filters }: { filters: AclFilter[] }): Promise<DeleteAclResponse> {
+    return deleteAcls(await this.native(), filters)
   }
 
   alterPartitionReassignments(_request: { topics: unknown[]; timeout?: number }): Promise<void> {

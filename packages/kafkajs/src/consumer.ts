@@ -1,10 +1,12 @@
 import { Admin as NativeAdmin, type ClientOptions } from '@tidelog/client'
+import { Fetch, Heartbeat } from '@tidelog/protocol'
 import { Consumer as NativeConsumer, roundRobinAssignor, type ConsumerGroupMetadata, type GroupGeneration, type TopicPartition, type ConsumerOptions, type TopicPartitionOffset as NativeOffset } from '@tidelog/consumer'
 import { groupDescription, type GroupDescription } from './admin-answers.js'
 import { KafkaJSNonRetriableError, toKafkaJSError } from './errors.js'
 import { consumerEvents, Instrumentation } from './events.js'
 import type { KafkaContext } from './kafka.js'
 import type { Logger } from './logger.js'
+import type { WireListener } from './network-events.js'
 import { Runner, type ConsumerRunConfig } from './runner.js'
 import type { InstrumentationEvent, RemoveInstrumentationEventListener, RetryOptions, TopicPartitionOffset, TopicPartitionOffsetAndMetadata, TopicPartitions } from './types.js'
 
@@ -68,6 +70,32 @@ export class KafkaConsumer {
     this.log = ctx.logger.namespace('Consumer')
     this.instrumentation = new Instrumentation(consumerEvents, 'consumer', this.log)
     this.retry = config.retry ?? ctx.retry
+    this.instrumentation.addWire([consumerEvents.FETCH_START, consumerEvents.FETCH, consumerEvents.HEARTBEAT], this.groupWire())
+  }
+
+  /**
+   * kafkajs' runner emits FETCH_START / FETCH around each broker's Fetch and HEARTBEAT after an
+   * accepted Heartbeat; here the native consumer sends them, so they come from its requests.
+   */
+  private groupWire(): WireListener {
+    const emit = this.instrumentation.emit.bind(this.instrumentation)
+    // nodeId as kafkajs has it: a key of its broker map, so a string.
+    return {
+      start: (e) => {
+        if (e.apiKey === Fetch.apiKey) emit(consumerEvents.FETCH_START, () => ({ nodeId: String(e.nodeId) }))
+      },
+      end: (e) => {
+        // PR #570 of kafkajs made numberOfBatches always 0 (batches are streamed); so here.
+        if (e.apiKey === Fetch.apiKey) emit(consumerEvents.FETCH, () => ({ numberOfBatches: 0, duration: Math.round(e.durationMs ?? 0), nodeId: String(e.nodeId) }))
+        else if (e.apiKey === Heartbeat.apiKey && (e.response as { errorCode?: number } | undefined)?.errorCode === 0) {
+          emit(consumerEvents.HEARTBEAT, () => {
+            const g = this.native?.generation
+            return { groupId: this.config.groupId, memberId: g?.memberId ?? '', groupGenerationId: g?.generationId ?? -1 }
+          })
+        }
+      },
+      error: () => undefined,
+    }
   }
 
   private transition(action: Action): void {
@@ -85,21 +113,23 @@ export class KafkaConsumer {
   }
 
   private async nativeAdmin(): Promise<NativeAdmin> {
-    this.admin ??= new NativeAdmin(await this.ctx.clientOptions(this.retry))
+    this.admin ??= new NativeAdmin(await this.ctx.clientOptions(this.retry, this.instrumentation.tag))
     return this.admin
   }
 
   async connect(): Promise<void> {
     if (this.state !== 'disconnected') return
+    this.instrumentation.setConnected(true)
     try {
       await (await this.nativeAdmin()).connect()
     } catch (e) {
       await this.admin?.close().catch(() => undefined)
       this.admin = undefined
+      this.instrumentation.setConnected(false)
       throw toKafkaJSError(e)
     }
     this.transition('connect')
-    this.instrumentation.emit(consumerEvents.CONNECT, null)
+    this.instrumentation.emit(consumerEvents.CONNECT, undefined)
   }
 
   /**
@@ -134,7 +164,7 @@ export class KafkaConsumer {
     this.transition('run')
     let native: NativeConsumer
     try {
-      native = new NativeConsumer(this.nativeOptions(await this.ctx.clientOptions(this.retry), config))
+      native = new NativeConsumer(this.nativeOptions(await this.ctx.clientOptions(this.retry, this.instrumentation.tag), config))
     } catch (e) {
       this.state = 'connected'
       throw toKafkaJSError(e)
@@ -155,10 +185,12 @@ export class KafkaConsumer {
     try {
       await native.subscribe([...this.topics], {
         listener: {
-          onPartitionsRevoked: (partitions) => {
+          onPartitionsRevoked: () => {
             // The native consumer then waits for the partitions' running handlers and commits
-            // what they resolved before the partitions move.
-            this.instrumentation.emit(consumerEvents.REBALANCING, () => ({ groupId: this.config.groupId, memberId: native.generation?.memberId ?? '', partitions }))
+            // what they resolved before the partitions move. kafkajs says REBALANCING when the
+            // group rebalances, not when the consumer stops (the revocation of close()).
+            if (this.state === 'stopping') return
+            this.instrumentation.emit(consumerEvents.REBALANCING, () => ({ groupId: this.config.groupId, memberId: native.generation?.memberId ?? '' }))
           },
           onPartitionsAssigned: (partitions, generation) => this.assigned(native, partitions, generation),
         },
@@ -178,7 +210,7 @@ export class KafkaConsumer {
       if (to === 'joining' && this.joined === undefined) this.joined = { leaderId: '', isLeader: false, startedAt: Date.now() }
     })
     // kafkajs emits CONNECT a second time when run() connects its consumer group.
-    this.instrumentation.emit(consumerEvents.CONNECT, null)
+    this.instrumentation.emit(consumerEvents.CONNECT, undefined)
     // kafkajs' run() resolves once the group is joined and synced (NestJS' ClientKafka, for
     // one, reads its partitions from GROUP_JOIN right after), then consumes in the background.
     const joined = new Promise<void>((resolve) => {
@@ -369,7 +401,7 @@ export class KafkaConsumer {
     this.native = undefined
     await native?.close().catch((e) => this.log.warn('leaving the group failed', { error: (e as Error).message }))
     this.transition('stopped')
-    this.instrumentation.emit(consumerEvents.STOP, null)
+    this.instrumentation.emit(consumerEvents.STOP, undefined)
   }
 
   async disconnect(): Promise<void> {
@@ -378,6 +410,7 @@ export class KafkaConsumer {
     this.transition('disconnect')
     await this.admin?.close().catch(() => undefined)
     this.admin = undefined
-    this.instrumentation.emit(consumerEvents.DISCONNECT, null)
+    this.instrumentation.setConnected(false)
+    this.instrumentation.emit(consumerEvents.DISCONNECT, undefined)
   }
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { KafkaJSNonRetriableError } from './errors.js'
 import type { Logger } from './logger.js'
+import { networkListener, WireTap, type WireListener } from './network-events.js'
 import type { InstrumentationEvent, RemoveInstrumentationEventListener } from './types.js'
 
 // kafkajs numbers events with one process-wide counter.
@@ -49,9 +50,39 @@ export const consumerEvents = {
 export class Instrumentation<Names extends Record<string, string>> {
   private readonly emitter = new EventEmitter()
   private readonly valid: Set<string>
+  private readonly tap: WireTap
+  /** Events made from this component's requests: the tap listens only while one has a listener. */
+  private readonly wireNames: Set<string>
+  private connected = false
 
-  constructor(readonly events: Names, private readonly component: 'producer' | 'consumer' | 'admin', private readonly logger: Logger) {
+  constructor(readonly events: Names & { REQUEST: string; REQUEST_TIMEOUT: string; REQUEST_QUEUE_SIZE: string }, private readonly component: 'producer' | 'consumer' | 'admin', private readonly logger: Logger) {
     this.valid = new Set(Object.values(events))
+    this.tap = new WireTap([networkListener(events, (name, payload) => this.emit(name, payload))])
+    this.wireNames = new Set([events.REQUEST, events.REQUEST_TIMEOUT])
+  }
+
+  /** The ClientOptions.diagnosticsTag of this component's native clients. */
+  get tag(): object {
+    return this.tap.tag
+  }
+
+  /** More events made from the component's requests (the consumer's FETCH, HEARTBEAT). */
+  addWire(names: readonly string[], listener: WireListener): void {
+    for (const n of names) this.wireNames.add(n)
+    this.tap.add(listener)
+    this.syncTap()
+  }
+
+  /** Between connect() and disconnect(): requests only happen then, and a dropped client is not held by the channels. */
+  setConnected(connected: boolean): void {
+    this.connected = connected
+    this.syncTap()
+  }
+
+  private syncTap(): void {
+    let wanted = false
+    if (this.connected) for (const n of this.wireNames) if (this.emitter.listenerCount(n) > 0) wanted = true
+    this.tap.set(wanted)
   }
 
   on(eventName: string, listener: (event: InstrumentationEvent<any>) => void): RemoveInstrumentationEventListener {
@@ -66,7 +97,11 @@ export class Instrumentation<Names extends Record<string, string>> {
       }
     }
     this.emitter.on(eventName, wrapped)
-    return () => void this.emitter.off(eventName, wrapped)
+    this.syncTap()
+    return () => {
+      this.emitter.off(eventName, wrapped)
+      this.syncTap()
+    }
   }
 
   /** The package's own listener: counted like a user's, so the event is always built for it. */
@@ -83,7 +118,7 @@ export class Instrumentation<Names extends Record<string, string>> {
   emit<T>(eventName: string, payload: T | (() => T)): void {
     if (this.emitter.listenerCount(eventName) === 0) return
     const value = typeof payload === 'function' ? (payload as () => T)() : payload
-    const event: InstrumentationEvent<T> = { id: String(nextId++), type: eventName, timestamp: Date.now(), payload: value }
+    const event: InstrumentationEvent<T> = { id: nextId++, type: eventName, timestamp: Date.now(), payload: value }
     this.emitter.emit(eventName, event)
   }
 }

@@ -10,6 +10,7 @@ export type { ConsumerRunConfig, EachBatchPayload, EachMessagePayload, EachBatch
 export { Batch } from './batch.js'
 export { KafkaAdmin } from './admin.js'
 export type { KafkaAdmin as Admin, AdminConfig, ITopicConfig, ITopicPartitionConfig, IResourceConfig } from './admin.js'
+export type { Acl, AclFilter, AclResource, DescribeAclResponse, DeleteAclResponse } from './admin-acls.js'
 export { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ConfigResourceTypes, ConfigSource, ResourcePatternTypes } from './admin-answers.js'
 export type { DescribeConfigResponse, GroupDescription, GroupDescriptions, MemberDescription, ResourceConfigQuery, ConsumerGroupState } from './admin-answers.js'
 export { Partitioners, DefaultPartitioner, LegacyPartitioner, legacyMurmur2 } from './partitioners.js'

@@ -11,8 +11,11 @@ export interface KafkaContext {
   readonly clientId: string
   readonly logger: Logger
   readonly retry: RetryOptions
-  /** Native client options; the broker list is resolved here (kafkajs allows an async function). */
-  clientOptions(retry?: RetryOptions): Promise<ClientOptions>
+  /**
+   * Native client options; the broker list is resolved here (kafkajs allows an async function).
+   * `tag` marks the component's requests for its instrumentation events.
+   */
+  clientOptions(retry?: RetryOptions, tag?: object): Promise<ClientOptions>
 }
 
 // kafkajs' own defaults (its client config docs): 1 s connect, 30 s request, retries from 300 ms.
@@ -63,7 +66,7 @@ export class Kafka {
       clientId,
       logger,
       retry: baseRetry,
-      async clientOptions(retry: RetryOptions = baseRetry): Promise<ClientOptions> {
+      async clientOptions(retry: RetryOptions = baseRetry, tag?: object): Promise<ClientOptions> {
         const brokers = typeof config.brokers === 'function' ? await config.brokers() : config.brokers
         if (!Array.isArray(brokers) || brokers.length === 0) throw new KafkaJSNonRetriableError('Failed to connect: brokers array is empty')
         const initial = retry.initialRetryTime ?? DEFAULT_INITIAL_RETRY_TIME
@@ -77,6 +80,7 @@ export class Kafka {
           requestTimeoutMs: config.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT,
           retryBackoffMs: initial,
           retryBackoffMaxMs: Math.max(initial, retry.maxRetryTime ?? DEFAULT_MAX_RETRY_TIME),
+          diagnosticsTag: tag,
         }
       },
     }

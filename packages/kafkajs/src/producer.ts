@@ -119,18 +119,20 @@ export class KafkaProducer {
     if (this.state === 'connected') return
     if (this.state === 'connecting') return this.connecting
     this.transition('connect')
+    this.instrumentation.setConnected(true)
     this.connecting = (async () => {
       try {
         await this.native(-1, 0).then((p) => p.connect())
         this.transition('connected')
       } catch (e) {
         await this.closeNatives()
+        this.instrumentation.setConnected(false)
         this.transition('failed')
         throw toKafkaJSError(e)
       }
     })()
     await this.connecting
-    this.instrumentation.emit(producerEvents.CONNECT, null)
+    this.instrumentation.emit(producerEvents.CONNECT, undefined)
   }
 
   async disconnect(): Promise<void> {
@@ -139,8 +141,9 @@ export class KafkaProducer {
     if (this.state !== 'connected') return
     this.transition('disconnect')
     await this.closeNatives()
+    this.instrumentation.setConnected(false)
     this.transition('disconnected')
-    this.instrumentation.emit(producerEvents.DISCONNECT, null)
+    this.instrumentation.emit(producerEvents.DISCONNECT, undefined)
   }
 
   private async closeNatives(): Promise<void> {
@@ -231,7 +234,7 @@ export class KafkaProducer {
   }
 
   private async build(options: Pick<ProducerOptions, 'acks' | 'idempotent' | 'compression' | 'transactionalId' | 'transactionTimeoutMs'>): Promise<NativeProducer> {
-    const base = await this.ctx.clientOptions(this.config.retry ?? this.ctx.retry)
+    const base = await this.ctx.clientOptions(this.config.retry ?? this.ctx.retry, this.instrumentation.tag)
     const retries = (this.config.retry ?? this.ctx.retry).retries
     const custom = this.partitioner
     let created: NativeProducer | undefined

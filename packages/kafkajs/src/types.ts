@@ -109,7 +109,8 @@ export interface TopicPartitionOffset {
 export type TopicPartitionOffsetAndMetadata = TopicPartitionOffset & { metadata?: string | null }
 
 export interface InstrumentationEvent<T> {
-  id: string
+  /** A number at run time, as kafkajs 2.2.4 emits it (its typings say string). */
+  id: string | number
   type: string
   timestamp: number
   payload: T
