@@ -1,16 +1,17 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startBroker, type Broker } from '@tidelog/broker'
+import type { Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   KafkaStreams, readCheckpoint, Serdes, StreamsException, Topology, writeCheckpoint,
   type KeyValue, type KeyValueStore, type StateStoreContext, type StoreBuilder, type StreamsConfig,
 } from '@tidelog/streams'
 import { waitForState } from './helpers/wordcount.js'
+import { useBroker } from './helpers/broker.js'
 
 /**
  * A persistent store for the test: its contents are a JSON file in the task directory, written
@@ -121,26 +122,11 @@ function counting(prefix: string, stateDir: string): Topology {
     .addSink('sink', `${prefix}-out`, { keySerde: S, valueSerde: Serdes.Long() }, 'count')
 }
 
-let broker: Broker
-let dataDir: string
 let brokers: string[]
 let admin: Admin
 let producer: Producer
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tidelog-streams-ckpt-'))
-  broker = await startBroker({ port: 0, dataDir })
-  brokers = [`127.0.0.1:${broker.port}`]
-  admin = new Admin({ brokers })
-  producer = new Producer({ brokers, lingerMs: 0 })
-})
-
-afterAll(async () => {
-  await producer?.close()
-  await admin?.close()
-  await broker?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+let broker: Broker
+useBroker('tidelog-streams-ckpt-', (b) => ({ brokers, admin, producer, broker } = b))
 
 async function latest(topic: string, want: { [k: string]: number }): Promise<{ [k: string]: number }> {
   const c = new Consumer({ brokers, autoOffsetReset: 'earliest', isolationLevel: 'read_committed' })

@@ -1,13 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startBroker, type Broker } from '@tidelog/broker'
+import { readFileSync } from 'node:fs'
+import type { Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { KafkaStreams, Serdes } from '@tidelog/streams'
 import { buildGolden } from './golden-topologies.js'
+import { useBroker } from './helpers/broker.js'
 
 /**
  * The issue's rule that the driver behaves like the runtime: golden topologies run by
@@ -23,26 +22,11 @@ const golden = JSON.parse(readFileSync(new URL('./golden/java-outputs.json', imp
   topologies: { [name: string]: { outputs: { [topic: string]: { key: string | null; value: unknown; timestamp: number }[] } } }
 }
 
-let broker: Broker
-let dataDir: string
 let brokers: string[]
 let admin: Admin
 let producer: Producer
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tidelog-streams-golden-'))
-  broker = await startBroker({ port: 0, dataDir })
-  brokers = [`127.0.0.1:${broker.port}`]
-  admin = new Admin({ brokers })
-  producer = new Producer({ brokers, lingerMs: 0 })
-})
-
-afterAll(async () => {
-  await producer?.close()
-  await admin?.close()
-  await broker?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+let broker: Broker
+useBroker('tidelog-streams-golden-', (b) => ({ brokers, admin, producer, broker } = b))
 
 async function readTopic(topic: string, type: 'string' | 'long', count: number, deadlineMs: number) {
   const c = new Consumer({ brokers, autoOffsetReset: 'earliest' })

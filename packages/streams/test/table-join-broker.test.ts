@@ -1,34 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startBroker, type Broker } from '@tidelog/broker'
+import type { Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { Consumed, KafkaStreams, Materialized, QueryableStoreTypes, Serdes, StoreQueryParameters, StreamsBuilder, TopologyException, type Topology } from '@tidelog/streams'
+import { useBroker } from './helpers/broker.js'
 
 const S = Serdes.String()
-let broker: Broker
-let dataDir: string
 let brokers: string[]
 let admin: Admin
 let producer: Producer
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'tidelog-streams-joins-'))
-  broker = await startBroker({ port: 0, dataDir })
-  brokers = [`127.0.0.1:${broker.port}`]
-  admin = new Admin({ brokers })
-  producer = new Producer({ brokers, lingerMs: 0 })
-})
-
-afterAll(async () => {
-  await producer?.close()
-  await admin?.close()
-  await broker?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+let broker: Broker
+useBroker('tidelog-streams-joins-', (b) => ({ brokers, admin, producer, broker } = b))
 
 /** Reads every partition of `topic` from the start until `done(latest value per key)` holds, or the deadline passes. */
 async function readUntil(topic: string, done: (latest: Map<string, string | null>, all: { key: string; value: string | null }[]) => boolean, deadlineMs = 60_000) {
