@@ -11,7 +11,7 @@ describe('scenario registry', () => {
   it('has every scenario of the issue, each id in exactly one suite', () => {
     const ids = SUITES.flatMap((s) => s.ids)
     expect(new Set(ids).size).toBe(ids.length)
-    expect([...ids].sort()).toEqual(['C1', 'K1', 'L1', 'L2', 'M1', 'P1', 'P2', 'P3', 'S1', 'T1', 'T2', 'X1'])
+    expect([...ids].sort()).toEqual(['C1', 'K1', 'L1', 'L2', 'M1', 'P1', 'P2', 'P3', 'S1', 'ST1', 'ST2', 'ST3', 'ST4', 'T1', 'T2', 'X1'])
     for (const s of SUITES) {
       expect(s.name).toMatch(/^[a-z]+$/)
       expect(s.description.length).toBeGreaterThan(10)
@@ -36,6 +36,9 @@ describe('scenario registry', () => {
   it('accepts the names the issues use: producer and consumer', () => {
     const picked = select(['producer', 'consumer']) as Exclude<ReturnType<typeof select>, string>
     expect(picked.map((x) => x.suite.name)).toEqual(['produce', 'consume'])
+    // ST1 (streams) and S1 (broker start-up) are different suites.
+    const st = select(['ST1', 'S1']) as Exclude<ReturnType<typeof select>, string>
+    expect(st.map((x) => [x.suite.name, [...x.only!]])).toEqual([['startup', ['S1']], ['streams', ['ST1']]])
   })
 
   it('the codec suite builds its scenarios, and each implementation runs', async () => {
