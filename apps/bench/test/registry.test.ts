@@ -83,6 +83,14 @@ describe('rows and report', () => {
     expect(md).toContain('- a note')
     expect(md).toContain('| tidelog broker cold start <= 1/20 of Apache Kafka | not measured |  |')
   })
+
+  it('checks the streams goals on the ST rows only (not S1, the broker start-up)', () => {
+    const row = (id: string, t: number, j: number) => makeRow({ id, title: id, unit: 'records/s', higherIsBetter: true }, [['tidelog', s(t)], ['java', s(j)]])
+    const goals = checkGoals([row('ST1@tidelog-broker', 150, 100), row('ST2@kafka', 120, 100), row('ST3@kafka', 80, 100), row('ST4@kafka', 300, 100), row('S1', 1, 100)])
+    const of = (prefix: string) => goals.find((g) => g.goal.startsWith('@tidelog/streams') && g.goal.includes(prefix))!
+    expect(of('(ST1)')).toEqual({ goal: of('(ST1)').goal, measured: ['ST1@tidelog-broker: 1.5x', 'ST2@kafka: 1.2x'], met: true })
+    expect(of('(ST3)')).toEqual({ goal: of('(ST3)').goal, measured: ['ST3@kafka: 0.8x', 'ST4@kafka: 3x'], met: false })
+  })
 })
 
 describe('interleave', () => {
