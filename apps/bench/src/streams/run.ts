@@ -34,7 +34,12 @@ function compileBench(): Promise<{ libs: string; out: string }> {
 }
 
 async function launch(impl: StreamsImpl, a: StreamsArgs): Promise<ChildProcess> {
-  if (impl === 'tidelog') return spawn(process.execPath, ['--import', import.meta.resolve('tsx'), APP, JSON.stringify(a)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  if (impl === 'tidelog') {
+    // With BENCH_CPU_PROF=DIR, as the client processes: a folder of V8 profiles per run (tsx's hook thread writes one too; the largest is the app's).
+    const prof = process.env.BENCH_CPU_PROF
+    const profArgs = prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(prof, `${a.appId}.d`)}`]
+    return spawn(process.execPath, [...profArgs, '--import', import.meta.resolve('tsx'), APP, JSON.stringify(a)], { stdio: ['ignore', 'pipe', 'pipe'] })
+  }
   const { libs, out } = await compileBench()
   const args = [a.scenario, a.bootstrap, a.appId, a.input, a.output, a.table ?? '-', a.stateDir, String(a.commitIntervalMs)]
   return spawn(javaBin('java'), ['-Xms256m', '-Xmx1g', '-cp', `${out}:${libs}/*`, 'StreamsBench', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
