@@ -157,6 +157,9 @@ export const streams: Suite = {
             `both: processing.guarantee at_least_once, commit.interval.ms ${COMMIT_INTERVAL_MS}, 1 stream thread, no record cache (Java: statestore.cache.max.bytes 0) and in-memory stores (Java: InMemoryDslStoreSuppliers), so every update is forwarded; Java: Kafka Streams 4.4.0, -Xmx1g`,
           ],
         ),
+        // Where the time goes before the first result (group join, topic creation, and how soon
+        // the first fetched records reach the output); its own row, not part of any goal.
+        ...rowsOf(m, { id: `${id}.first`, title: `${SHAPES[id].title(count)}: time from start() to the first output record`, unit: 'ms', higherIsBetter: false }, 'firstMs', n.impls, [], []),
       )
     }
     for (const [kind, i] of inputs) {
