@@ -155,6 +155,7 @@ export const streams: Suite = {
           [
             `end to end: input records / (time from the program's start() to the last output record read); the input (${PARTITIONS} partitions) is produced before, the reader is fetching before the program starts; the time includes the group join and internal topic creation`,
             `both: processing.guarantee at_least_once, commit.interval.ms ${COMMIT_INTERVAL_MS}, 1 stream thread, no record cache (Java: statestore.cache.max.bytes 0) and in-memory stores (Java: InMemoryDslStoreSuppliers), so every update is forwarded; Java: Kafka Streams 4.4.0, -Xmx1g`,
+            `${n.rounds} round per cell (a cell is ${count} records), whatever the other suites' rounds`,
           ],
         ),
         // Where the time goes before the first result (group join, topic creation, and how soon
