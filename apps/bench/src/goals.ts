@@ -47,6 +47,9 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
     check('tidelog transactional produce (T1) >= 2x the Java transactional producer', ratiosOf(rows, /^T1@/, 'tidelog/java'), 2),
     check("tidelog exactly-once copier (T2) >= 2x Kafka's TransactionalMessageCopier", ratiosOf(rows, /^T2@/, 'tidelog/java'), 2),
     check("tidelog exactly-once copier at its defaults (T2.defaults) >= 2x TransactionalMessageCopier", ratiosOf(rows, /^T2\.defaults@/, 'tidelog-defaults/java'), 2),
+    // Issues 14 and 15: the same topology as Kafka Streams (Java), on the same broker.
+    check('@tidelog/streams >= 1x Kafka Streams (Java): filter + map (ST1), count per key (ST2)', ratiosOf(rows, /^ST[12]@/, 'tidelog/java'), 1),
+    check('@tidelog/streams >= 1x Kafka Streams (Java): windowed count (ST3), stream-table join (ST4)', ratiosOf(rows, /^ST[34]@/, 'tidelog/java'), 1),
   ]
   const ingest = rows.find((r) => r.id === 'X1.ingest')
   const frac = ingest === undefined ? undefined : Object.values(ingest.ratios)[0]

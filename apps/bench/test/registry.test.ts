@@ -11,7 +11,7 @@ describe('scenario registry', () => {
   it('has every scenario of the issue, each id in exactly one suite', () => {
     const ids = SUITES.flatMap((s) => s.ids)
     expect(new Set(ids).size).toBe(ids.length)
-    expect([...ids].sort()).toEqual(['C1', 'K1', 'L1', 'L2', 'M1', 'P1', 'P2', 'P3', 'S1', 'T1', 'T2', 'X1'])
+    expect([...ids].sort()).toEqual(['C1', 'K1', 'L1', 'L2', 'M1', 'P1', 'P2', 'P3', 'S1', 'ST1', 'ST2', 'ST3', 'ST4', 'T1', 'T2', 'X1'])
     for (const s of SUITES) {
       expect(s.name).toMatch(/^[a-z]+$/)
       expect(s.description.length).toBeGreaterThan(10)
@@ -36,6 +36,9 @@ describe('scenario registry', () => {
   it('accepts the names the issues use: producer and consumer', () => {
     const picked = select(['producer', 'consumer']) as Exclude<ReturnType<typeof select>, string>
     expect(picked.map((x) => x.suite.name)).toEqual(['produce', 'consume'])
+    // ST1 (streams) and S1 (broker start-up) are different suites.
+    const st = select(['ST1', 'S1']) as Exclude<ReturnType<typeof select>, string>
+    expect(st.map((x) => [x.suite.name, [...x.only!]])).toEqual([['startup', ['S1']], ['streams', ['ST1']]])
   })
 
   it('the codec suite builds its scenarios, and each implementation runs', async () => {
@@ -79,6 +82,14 @@ describe('rows and report', () => {
     expect(md).toContain('- [1] down')
     expect(md).toContain('- a note')
     expect(md).toContain('| tidelog broker cold start <= 1/20 of Apache Kafka | not measured |  |')
+  })
+
+  it('checks the streams goals on the ST rows only (not S1, the broker start-up)', () => {
+    const row = (id: string, t: number, j: number) => makeRow({ id, title: id, unit: 'records/s', higherIsBetter: true }, [['tidelog', s(t)], ['java', s(j)]])
+    const goals = checkGoals([row('ST1@tidelog-broker', 150, 100), row('ST2@kafka', 120, 100), row('ST3@kafka', 80, 100), row('ST4@kafka', 300, 100), row('S1', 1, 100)])
+    const of = (prefix: string) => goals.find((g) => g.goal.startsWith('@tidelog/streams') && g.goal.includes(prefix))!
+    expect(of('(ST1)')).toEqual({ goal: of('(ST1)').goal, measured: ['ST1@tidelog-broker: 1.5x', 'ST2@kafka: 1.2x'], met: true })
+    expect(of('(ST3)')).toEqual({ goal: of('(ST3)').goal, measured: ['ST3@kafka: 0.8x', 'ST4@kafka: 3x'], met: false })
   })
 })
 
