@@ -1,0 +1,250 @@
+/**
+ * Apache Kafka Streams (Java, 4.4) as a real application on the tidelog broker: a word count
+ * through a repartition topic into a compacted changelog, a windowed count (compact,delete
+ * changelog) and a stream-table join, all exactly_once_v2 over the classic group protocol with
+ * Streams' own partition assignor. Input comes from our producer, output is read by our
+ * read_committed consumer; the app is killed -9 in the middle of the stream and restarted, and
+ * every result must still be exact (no duplicate, no gap in any count sequence).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { startBroker, type Broker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
+import { Producer } from '@tidelog/producer'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { peerUnavailable } from '../helpers/kafka.js'
+import { recordsPeers } from '../helpers/peers.js'
+import { readToEnd } from '../helpers/read-to-end.js'
+import { STREAMS_VERSION, fetchKafkaStreams } from '../streams-java/golden.js'
+
+const run = promisify(execFile)
+const SOURCE = fileURLToPath(new URL('../streams-java/BrokerApp.java', import.meta.url))
+const javaBin = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool)
+const APP = 'jsb-app'
+const PARTITIONS = 3
+const WORDS = ['kafka', 'streams', 'tide', 'log', 'broker', 'topic', 'table', 'join', 'window', 'count', 'state', 'store']
+const REGIONS = ['eu', 'us', 'apac']
+const LINES = 600
+const CLICKS = 200
+const USERS = 8
+
+/** The kafka-clients version inside the kafka-streams jar folder (what the app's JVM loads). */
+function clientsVersion(libs: string): string {
+  const jar = readdirSync(libs).find((f) => /^kafka-clients-\d.*\.jar$/.test(f))
+  if (!jar) throw new Error(`no kafka-clients jar in ${libs}`)
+  return jar.slice('kafka-clients-'.length, -'.jar'.length)
+}
+
+interface App {
+  child: ChildProcess
+  states: string[]
+  seen: number
+  output: string[]
+}
+
+let broker: Broker
+let dataDir: string
+let brokers: string[]
+let admin: Admin
+let producer: Producer
+let classes: string
+let libs: string
+let skip: string | undefined
+let peerVersion: string | undefined
+const children = new Set<ChildProcess>()
+
+function startApp(stateDir: string): App {
+  const child = spawn(
+    javaBin('java'),
+    ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${classes}:${libs}/*`, 'BrokerApp', brokers.join(','), APP, stateDir, 'jsb-instance-1'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  )
+  children.add(child)
+  const app: App = { child, states: [], seen: 0, output: [] }
+  let buf = ''
+  const onData = (d: Buffer) => {
+    buf += d.toString()
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      const line = buf.slice(0, i)
+      buf = buf.slice(i + 1)
+      if (line.startsWith('SEEN ')) app.seen = Number(line.slice(5))
+      else {
+        if (line.startsWith('STATE ')) app.states.push(line.slice(6))
+        app.output.push(line)
+      }
+    }
+  }
+  child.stdout!.on('data', onData)
+  child.stderr!.on('data', (d: Buffer) => app.output.push(d.toString()))
+  child.on('exit', () => children.delete(child))
+  return app
+}
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, app?: App, deadlineMs = 90_000): Promise<void> {
+  const end = Date.now() + deadlineMs
+  while (!(await cond())) {
+    if (app?.states.includes('ERROR') || app?.child.exitCode !== null && app?.child.exitCode !== undefined) {
+      throw new Error(`the Streams app failed while waiting for ${what}:\n${app.output.slice(-60).join('\n')}`)
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${app ? `:\n${app.output.slice(-60).join('\n')}` : ''}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+async function kill9(app: App): Promise<void> {
+  const gone = new Promise((r) => app.child.once('exit', r))
+  app.child.kill('SIGKILL')
+  await gone
+}
+
+async function stop(app: App): Promise<void> {
+  const gone = new Promise<number | null>((r) => app.child.once('exit', (code) => r(code)))
+  app.child.stdin!.end()
+  expect(await gone).toBe(0)
+}
+
+const base = Math.floor(Date.now() / 10_000) * 10_000 - 60_000
+const lineAt = (i: number) => ({ key: `line-${i}`, words: [0, 1, 2].map((j) => WORDS[(i * 7 + j * 5 + (i >> 3)) % WORDS.length]!), timestamp: base + i * 50 })
+const userRegion = (u: number) => REGIONS[u % REGIONS.length]!
+const clickAt = (i: number) => ({ user: `u${(i * 3) % USERS}`, page: `page-${i}`, timestamp: base + LINES * 50 + i * 10 })
+
+/** Sends lines and clicks [from, to) in small chunks, so the stream is still flowing when the app is killed. */
+async function feed(from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i += 20) {
+    const n = Math.min(20, to - i)
+    const records = Array.from({ length: n }, (_, j) => {
+      const l = lineAt(i + j)
+      return { topic: 'jsb-lines', key: l.key, value: l.words.join(' '), timestamp: l.timestamp }
+    })
+    const clicks = Array.from({ length: n }, (_, j) => i + j)
+      .filter((k) => k % 3 === 0 && k / 3 < CLICKS)
+      .map((k) => clickAt(k / 3))
+      .map((c) => ({ topic: 'jsb-clicks', key: c.user, value: c.page, timestamp: c.timestamp }))
+    await producer.send([...records, ...clicks])
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+/** What a correct run outputs: every key's full update sequence "key=1".."key=n" (no cache), and one join result per click. */
+function expected(): { counts: Map<string, number>; windowed: Map<string, number>; joined: string[] } {
+  const counts = new Map<string, number>()
+  const windowed = new Map<string, number>()
+  for (let i = 0; i < LINES; i++) {
+    const l = lineAt(i)
+    for (const w of l.words) {
+      counts.set(w, (counts.get(w) ?? 0) + 1)
+      const wk = `${w}@${Math.floor(l.timestamp / 10_000) * 10_000}`
+      windowed.set(wk, (windowed.get(wk) ?? 0) + 1)
+    }
+  }
+  const joined = Array.from({ length: CLICKS }, (_, i) => clickAt(i)).map((c) => `${c.user}:${c.page}@${userRegion(Number(c.user.slice(1)))}`)
+  return { counts, windowed, joined }
+}
+
+/** Values per key in the order they were written (each key lives on one partition). */
+function sequences(values: string[]): Map<string, number[]> {
+  const out = new Map<string, number[]>()
+  for (const v of values) {
+    const at = v.lastIndexOf('=')
+    const key = v.slice(0, at)
+    out.set(key, [...(out.get(key) ?? []), Number(v.slice(at + 1))])
+  }
+  return out
+}
+
+const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
+const committed = async (topic: string) => (await readToEnd(brokers, topic, PARTITIONS, { isolationLevel: 'read_committed' })).flat().map((r) => r.value)
+
+beforeAll(async () => {
+  try {
+    libs = await fetchKafkaStreams(STREAMS_VERSION)
+    peerVersion = clientsVersion(libs)
+    classes = mkdtempSync(join(tmpdir(), 'tidelog-jsb-javac-'))
+    await run(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', classes, SOURCE], { timeout: 120_000 })
+  } catch (e) {
+    skip = peerUnavailable(`Kafka Streams ${STREAMS_VERSION}`, e) as string
+  }
+  dataDir = mkdtempSync(join(tmpdir(), 'tidelog-jsb-'))
+  broker = await startBroker({ port: 0, dataDir, logLevel: 'warn' })
+  brokers = [`127.0.0.1:${broker.port}`]
+  admin = new Admin({ brokers })
+  producer = new Producer({ brokers, lingerMs: 2 })
+}, 180_000)
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL')
+  await producer?.close()
+  await admin?.close()
+  await broker?.close()
+  rmSync(dataDir, { recursive: true, force: true })
+  if (classes) rmSync(classes, { recursive: true, force: true })
+})
+
+describe(`Kafka Streams ${STREAMS_VERSION} (Java) on the tidelog broker`, () => {
+  recordsPeers(() => (peerVersion ? [{ peer: 'Java client', version: peerVersion }] : undefined))
+
+  it('word count (repartition + compacted changelog), windowed count (compact,delete changelog) and a stream-table join, exactly_once_v2, killed -9 mid-stream and restarted: every result exact', async (ctx) => {
+    if (skip) return ctx.skip()
+    await admin.createTopics(['jsb-lines', 'jsb-clicks', 'jsb-users', 'jsb-word-counts', 'jsb-windowed-counts', 'jsb-joined'].map((name) => ({ name, partitions: PARTITIONS })))
+    // The table first, with earlier timestamps: Streams joins each click against it.
+    await producer.send(Array.from({ length: USERS }, (_, u) => ({ topic: 'jsb-users', key: `u${u}`, value: userRegion(u), timestamp: base - 1000 })))
+    const half = LINES / 2
+    await feed(0, half)
+
+    const stateDir = mkdtempSync(join(tmpdir(), 'tidelog-jsb-state-'))
+    try {
+      let app = startApp(stateDir)
+      await until('the app to run', () => app.states.includes('RUNNING'), app)
+      const firstSeen = half + Math.ceil(half / 3)
+      await until('the first half to be processed', () => app.seen >= firstSeen, app)
+      const rest = feed(half, LINES)
+      // Killed while the second half is being processed: its open transaction must be aborted.
+      await until('part of the second half to be processed', () => app.seen >= firstSeen + 60, app)
+      await kill9(app)
+      const seenBeforeKill = app.seen
+      await rest
+
+      // Same state dir: the same process id, so the same transactional.id fences the dead producer.
+      app = startApp(stateDir)
+      const want = expected()
+      const totalCounts = [...want.counts.values()].reduce((a, b) => a + b, 0)
+      let counts: string[] = []
+      await until('every word to be counted', async () => (counts = await committed('jsb-word-counts')).length >= totalCounts, app)
+      const totalWindowed = [...want.windowed.values()].reduce((a, b) => a + b, 0)
+      let windowed: string[] = []
+      await until('every window to be counted', async () => (windowed = await committed('jsb-windowed-counts')).length >= totalWindowed, app)
+      let joined: string[] = []
+      await until('every click to be joined', async () => (joined = await committed('jsb-joined')).length >= CLICKS, app)
+
+      expect(seenBeforeKill).toBeLessThan(LINES + CLICKS)
+      expect(counts).toHaveLength(totalCounts)
+      expect(Object.fromEntries(sequences(counts))).toEqual(Object.fromEntries([...want.counts].map(([w, n]) => [w, upTo(n)])))
+      expect(windowed).toHaveLength(totalWindowed)
+      expect(Object.fromEntries(sequences(windowed))).toEqual(Object.fromEntries([...want.windowed].map(([w, n]) => [w, upTo(n)])))
+      expect(joined.sort()).toEqual([...want.joined].sort())
+
+      // The internal topics Streams created, with the configs it asked for.
+      const described = await admin.describeConfigs(
+        [`${APP}-by-word-repartition`, `${APP}-word-counts-changelog`, `${APP}-windowed-counts-changelog`, `${APP}-users-store-changelog`].map((name) => ({ type: 'topic' as const, name, keys: ['cleanup.policy'] })),
+      )
+      expect(Object.fromEntries(described.map((r) => [r.name, r.configs.find((c) => c.name === 'cleanup.policy')?.value]))).toEqual({
+        [`${APP}-by-word-repartition`]: 'delete',
+        [`${APP}-word-counts-changelog`]: 'compact',
+        [`${APP}-windowed-counts-changelog`]: 'compact,delete',
+        [`${APP}-users-store-changelog`]: 'compact',
+      })
+      // Streams purges the repartition records it has committed past (DeleteRecords).
+      await until('the repartition topic to be purged', async () => {
+        const earliest = await admin.listOffsets(`${APP}-by-word-repartition`, 'earliest')
+        return earliest.some((p) => p.offset > 0n)
+      }, app)
+      await stop(app)
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true })
+    }
+  }, 240_000)
+})
