@@ -43,6 +43,7 @@ interface App {
   child: ChildProcess
   states: string[]
   seen: number
+  loaded: boolean
   output: string[]
 }
 
@@ -57,14 +58,15 @@ let skip: string | undefined
 let peerVersion: string | undefined
 const children = new Set<ChildProcess>()
 
-function startApp(stateDir: string): App {
+/** A started app, or with `warm` a loaded one that starts when go() tells it to. */
+function startApp(stateDir: string, warm = false): App {
   const child = spawn(
     javaBin('java'),
-    ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${classes}:${libs}/*`, 'BrokerApp', brokers.join(','), APP, stateDir, 'jsb-instance-1'],
+    ['-Xms64m', '-Xmx384m', '-XX:TieredStopAtLevel=1', '-cp', `${classes}:${libs}/*`, 'BrokerApp', brokers.join(','), APP, stateDir, 'jsb-instance-1', ...(warm ? ['wait'] : [])],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   )
   children.add(child)
-  const app: App = { child, states: [], seen: 0, output: [] }
+  const app: App = { child, states: [], seen: 0, loaded: false, output: [] }
   let buf = ''
   const onData = (d: Buffer) => {
     buf += d.toString()
@@ -72,6 +74,7 @@ function startApp(stateDir: string): App {
       const line = buf.slice(0, i)
       buf = buf.slice(i + 1)
       if (line.startsWith('SEEN ')) app.seen = Number(line.slice(5))
+      else if (line === 'LOADED') app.loaded = true
       else {
         if (line.startsWith('STATE ')) app.states.push(line.slice(6))
         app.output.push(line)
@@ -93,6 +96,12 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, app?:
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${app ? `:\n${app.output.slice(-60).join('\n')}` : ''}`)
     await new Promise((r) => setTimeout(r, 50))
   }
+}
+
+async function go(app: App): Promise<App> {
+  await until('the replacement to load', () => app.loaded, app)
+  app.child.stdin!.write('go\n')
+  return app
 }
 
 async function kill9(app: App): Promise<void> {
@@ -201,15 +210,15 @@ describe(`Kafka Streams ${STREAMS_VERSION} (Java) on the tidelog broker`, () => 
       await until('the app to run', () => app.states.includes('RUNNING'), app)
       const firstSeen = half + Math.ceil(half / 3)
       await until('the first half to be processed', () => app.seen >= firstSeen, app)
+      // Same state dir: the same process id, so the same transactional.id fences the dead producer.
+      const next = startApp(stateDir, true)
       const rest = feed(half, LINES)
       // Killed while the second half is being processed: its open transaction must be aborted.
       await until('part of the second half to be processed', () => app.seen >= firstSeen + 60, app)
       await kill9(app)
       const seenBeforeKill = app.seen
+      app = await go(next)
       await rest
-
-      // Same state dir: the same process id, so the same transactional.id fences the dead producer.
-      app = startApp(stateDir)
       const want = expected()
       const totalCounts = [...want.counts.values()].reduce((a, b) => a + b, 0)
       let counts: string[] = []
@@ -227,16 +236,19 @@ describe(`Kafka Streams ${STREAMS_VERSION} (Java) on the tidelog broker`, () => 
       expect(Object.fromEntries(sequences(windowed))).toEqual(Object.fromEntries([...want.windowed].map(([w, n]) => [w, upTo(n)])))
       expect(joined.sort()).toEqual([...want.joined].sort())
 
-      // The internal topics Streams created, with the configs it asked for.
-      const described = await admin.describeConfigs(
-        [`${APP}-by-word-repartition`, `${APP}-word-counts-changelog`, `${APP}-windowed-counts-changelog`, `${APP}-users-store-changelog`].map((name) => ({ type: 'topic' as const, name, keys: ['cleanup.policy'] })),
-      )
-      expect(Object.fromEntries(described.map((r) => [r.name, r.configs.find((c) => c.name === 'cleanup.policy')?.value]))).toEqual({
-        [`${APP}-by-word-repartition`]: 'delete',
-        [`${APP}-word-counts-changelog`]: 'compact',
-        [`${APP}-windowed-counts-changelog`]: 'compact,delete',
-        [`${APP}-users-store-changelog`]: 'compact',
-      })
+      // The internal topics Streams created (InternalTopicManager), with the configs it asked for:
+      // the windowed changelog keeps the store's retention (size + grace) plus
+      // windowstore.changelog.additional.retention.ms (1 day).
+      const internal = {
+        [`${APP}-by-word-repartition`]: { 'cleanup.policy': 'delete', 'retention.ms': '-1', 'segment.bytes': '52428800', 'message.timestamp.type': 'CreateTime' },
+        [`${APP}-word-counts-changelog`]: { 'cleanup.policy': 'compact', 'message.timestamp.type': 'CreateTime' },
+        [`${APP}-windowed-counts-changelog`]: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(10_000 + 3_600_000 + 86_400_000), 'message.timestamp.type': 'CreateTime' },
+        [`${APP}-users-store-changelog`]: { 'cleanup.policy': 'compact', 'message.timestamp.type': 'CreateTime' },
+      }
+      const described = await admin.describeConfigs(Object.entries(internal).map(([name, want]) => ({ type: 'topic' as const, name, keys: Object.keys(want) })))
+      expect(Object.fromEntries(described.map((r) => [r.name, Object.fromEntries(r.configs.map((c) => [c.name, c.value]))]))).toEqual(internal)
+      const topics = await admin.describeTopics(Object.keys(internal))
+      expect(topics.map((t) => t.partitions.length)).toEqual(Object.keys(internal).map(() => PARTITIONS))
       // Streams purges the repartition records it has committed past (DeleteRecords).
       await until('the repartition topic to be purged', async () => {
         const earliest = await admin.listOffsets(`${APP}-by-word-repartition`, 'earliest')

@@ -1,3 +1,6 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Properties;
@@ -31,7 +34,9 @@ import org.apache.kafka.streams.state.WindowStore;
  *
  * Outputs carry their key in the value ("word=3"), so a reader of values alone can check them.
  *
- * Args: bootstrap, application.id, state.dir, group.instance.id. It prints "STATE <state>" on every state
+ * Args: bootstrap, application.id, state.dir, group.instance.id, and optionally "wait": load
+ * everything, print "LOADED" and start only once stdin says "go" (a warm replacement for
+ * a process about to be killed, so the restart does not pay for JVM start-up). It prints "STATE <state>" on every state
  * change and "SEEN <n>" after each input record (so the test knows when to kill it -9 in the
  * middle of the stream), and runs until killed or until its stdin closes.
  */
@@ -93,7 +98,13 @@ public final class BrokerApp {
     // Purge consumed repartition records soon (DeleteRecords), not after the 30 s default.
     props.put(StreamsConfig.REPARTITION_PURGE_INTERVAL_MS_CONFIG, 200);
 
-    KafkaStreams streams = new KafkaStreams(builder.build(props), props);
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    org.apache.kafka.streams.Topology topology = builder.build(props);
+    if (args.length > 4 && args[4].equals("wait")) {
+      System.out.println("LOADED");
+      if (!"go".equals(in.readLine())) return;
+    }
+    KafkaStreams streams = new KafkaStreams(topology, props);
     CountDownLatch done = new CountDownLatch(1);
     streams.setStateListener((now, before) -> {
       System.out.println("STATE " + now);
@@ -106,7 +117,7 @@ public final class BrokerApp {
     });
     Thread stdin = new Thread(() -> {
       try {
-        while (System.in.read() >= 0) { }
+        while (in.readLine() != null) { }
       } catch (Exception ignored) {
       }
       done.countDown();
