@@ -34,7 +34,8 @@ import org.apache.kafka.streams.state.WindowStore;
  *
  * Outputs carry their key in the value ("word=3"), so a reader of values alone can check them.
  *
- * Args: bootstrap, application.id, state.dir, group.instance.id, and optionally "wait": load
+ * Args: bootstrap, application.id, state.dir, group.instance.id, commit.interval.ms (a long one
+ * keeps the first process's transaction open until it is killed), and optionally "wait": load
  * everything, print "LOADED" and start only once stdin says "go" (a warm replacement for
  * a process about to be killed, so the restart does not pay for JVM start-up). It prints "STATE <state>" on every state
  * change and "SEEN <n>" after each input record (so the test knows when to kill it -9 in the
@@ -89,7 +90,9 @@ public final class BrokerApp {
     // No record cache: every update is forwarded, so the output is each key's full count
     // sequence (1, 2, ..., n) and a duplicate or a gap after the kill is visible.
     props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Long.parseLong(args[4]));
+    // Streams refuses a commit interval longer than the transaction timeout (10 s under EOS).
+    props.put(StreamsConfig.producerPrefix("transaction.timeout.ms"), 60000);
     // The broker's group.min.session.timeout.ms: the killed member leaves the group soonest.
     props.put(StreamsConfig.consumerPrefix("session.timeout.ms"), 6000);
     props.put(StreamsConfig.consumerPrefix("heartbeat.interval.ms"), 1000);
@@ -100,7 +103,7 @@ public final class BrokerApp {
 
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     org.apache.kafka.streams.Topology topology = builder.build(props);
-    if (args.length > 4 && args[4].equals("wait")) {
+    if (args.length > 5 && args[5].equals("wait")) {
       System.out.println("LOADED");
       if (!"go".equals(in.readLine())) return;
     }
