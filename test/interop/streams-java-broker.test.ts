@@ -170,19 +170,21 @@ const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
 const committed = async (topic: string) => (await readToEnd(brokers, topic, PARTITIONS, { isolationLevel: 'read_committed' })).flat().map((r) => r.value)
 
 beforeAll(async () => {
-  try {
+  // javac runs while the broker starts.
+  const compiled = (async () => {
     libs = await fetchKafkaStreams(STREAMS_VERSION)
     peerVersion = clientsVersion(libs)
     classes = mkdtempSync(join(tmpdir(), 'tidelog-jsb-javac-'))
     await run(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', classes, SOURCE], { timeout: 120_000 })
-  } catch (e) {
+  })().catch((e: unknown) => {
     skip = peerUnavailable(`Kafka Streams ${STREAMS_VERSION}`, e) as string
-  }
+  })
   dataDir = mkdtempSync(join(tmpdir(), 'tidelog-jsb-'))
   broker = await startBroker({ port: 0, dataDir, logLevel: 'warn' })
   brokers = [`127.0.0.1:${broker.port}`]
   admin = new Admin({ brokers })
   producer = new Producer({ brokers, lingerMs: 2 })
+  await compiled
 }, 180_000)
 
 afterAll(async () => {
@@ -229,13 +231,16 @@ describe(`Kafka Streams ${STREAMS_VERSION} (Java) on the tidelog broker`, () => 
       await more
       const want = expected()
       const totalCounts = [...want.counts.values()].reduce((a, b) => a + b, 0)
-      let counts: string[] = []
-      await until('every word to be counted', async () => (counts = await committed('jsb-word-counts')).length >= totalCounts, app)
       const totalWindowed = [...want.windowed.values()].reduce((a, b) => a + b, 0)
+      let counts: string[] = []
       let windowed: string[] = []
-      await until('every window to be counted', async () => (windowed = await committed('jsb-windowed-counts')).length >= totalWindowed, app)
       let joined: string[] = []
-      await until('every click to be joined', async () => (joined = await committed('jsb-joined')).length >= CLICKS, app)
+      // The three outputs are awaited together: each read is a fresh read_committed consumer.
+      await Promise.all([
+        until('every word to be counted', async () => (counts = await committed('jsb-word-counts')).length >= totalCounts, app),
+        until('every window to be counted', async () => (windowed = await committed('jsb-windowed-counts')).length >= totalWindowed, app),
+        until('every click to be joined', async () => (joined = await committed('jsb-joined')).length >= CLICKS, app),
+      ])
 
       expect(counts).toHaveLength(totalCounts)
       expect(Object.fromEntries(sequences(counts))).toEqual(Object.fromEntries([...want.counts].map(([w, n]) => [w, upTo(n)])))
