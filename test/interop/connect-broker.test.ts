@@ -1,0 +1,195 @@
+import type { ChildProcess } from 'node:child_process'
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startBroker, type Broker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, javaClientVersion, peerUnavailable, spawnJavaTool } from '../helpers/kafka.js'
+import { recordsPeers } from '../helpers/peers.js'
+import { readToEnd } from '../helpers/read-to-end.js'
+import { CONNECT_VERSION, fetchConnectFile } from './connect/fetch.js'
+
+/**
+ * Apache Kafka Connect in distributed mode (ConnectDistributed, the worker users deploy) on the
+ * tidelog broker in this process: it creates its config, offset and status topics compacted
+ * and checks their cleanup.policy over DescribeConfigs, joins its worker group with the
+ * "sessioned" connect protocol (KIP-507), and runs a FileStreamSource (file -> topic) and a
+ * FileStreamSink (topic -> file) created over its REST API. A SIGTERM'd worker that comes back
+ * must resume the source from the offsets it stored in the offset topic.
+ */
+const GROUP = 'tidelog-connect'
+const TOPICS = { config: 'connect-configs', offset: 'connect-offsets', status: 'connect-status' }
+
+let broker: Broker
+let dataDir: string
+let work: string
+let plugins: string
+let runtime: string | undefined
+let skip: string | undefined
+
+beforeAll(async () => {
+  try {
+    ;[plugins, runtime] = await Promise.all([fetchConnectFile(), javaClientVersion(CONNECT_VERSION)])
+  } catch (e) {
+    skip = peerUnavailable('Kafka Connect', e) as string
+    return
+  }
+  dataDir = mkdtempSync(join(tmpdir(), 'tidelog-connect-data-'))
+  work = mkdtempSync(join(tmpdir(), 'tidelog-connect-'))
+  broker = await startBroker({ port: 0, dataDir })
+})
+
+afterAll(async () => {
+  await broker?.close()
+  for (const d of [dataDir, work]) if (d) rmSync(d, { recursive: true, force: true })
+})
+
+interface Worker {
+  proc: ChildProcess
+  url: string
+  output: () => string
+  stop(): Promise<void>
+}
+
+async function startWorker(port: number, extra: Record<string, string> = {}): Promise<Worker> {
+  const props: Record<string, string> = {
+    'bootstrap.servers': `127.0.0.1:${broker.port}`,
+    'group.id': GROUP,
+    'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
+    'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
+    'config.storage.topic': TOPICS.config,
+    'offset.storage.topic': TOPICS.offset,
+    'status.storage.topic': TOPICS.status,
+    'config.storage.replication.factor': '1',
+    'offset.storage.replication.factor': '1',
+    'status.storage.replication.factor': '1',
+    'offset.storage.partitions': '2',
+    'status.storage.partitions': '2',
+    // Source offsets are written to the offset topic this often (and once more on a clean stop).
+    'offset.flush.interval.ms': '500',
+    listeners: `http://127.0.0.1:${port}`,
+    'rest.advertised.host.name': '127.0.0.1',
+    'plugin.path': plugins,
+    'plugin.discovery': 'service_load',
+    ...extra,
+  }
+  const file = join(work, `worker-${port}.properties`)
+  writeFileSync(file, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
+  const proc = await spawnJavaTool('org.apache.kafka.connect.cli.ConnectDistributed', [file], { version: CONNECT_VERSION })
+  let log = ''
+  const keep = (b: Buffer) => {
+    log = (log + b.toString()).slice(-200_000)
+  }
+  proc.stdout!.on('data', keep)
+  proc.stderr!.on('data', keep)
+  const url = `http://127.0.0.1:${port}`
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
+  const worker: Worker = {
+    proc,
+    url,
+    output: () => log,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM')
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+  // Up once the REST server answers and the worker has joined its group (the root resource
+  // answers before that; /connectors needs a leader).
+  await waitFor(async () => {
+    if (proc.exitCode !== null) throw new Error(`Connect exited with ${proc.exitCode}:\n${log}`)
+    const r = await fetch(`${url}/connectors`).catch(() => undefined)
+    return r?.status === 200
+  }, 90_000, () => log)
+  return worker
+}
+
+async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs: number, log: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await cond()) return
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`condition not met in ${timeoutMs} ms; worker log:\n${log().slice(-20_000)}`)
+}
+
+async function rest(w: Worker, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const r = await fetch(`${w.url}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await r.text()
+  return { status: r.status, json: text ? JSON.parse(text) : undefined }
+}
+
+async function create(w: Worker, name: string, config: Record<string, string>): Promise<void> {
+  const r = await rest(w, 'POST', '/connectors', { name, config })
+  expect(r.status, `${JSON.stringify(r.json)}\n${w.output().slice(-20_000)}`).toBe(201)
+}
+
+async function running(w: Worker, name: string): Promise<boolean> {
+  const s = await rest(w, 'GET', `/connectors/${name}/status`).catch(() => undefined)
+  if (s?.status !== 200) return false
+  if (s.json.tasks?.some((t: { state: string; trace?: string }) => t.state === 'FAILED')) {
+    throw new Error(`connector ${name} failed: ${JSON.stringify(s.json)}`)
+  }
+  return s.json.connector?.state === 'RUNNING' && s.json.tasks?.length > 0 && s.json.tasks.every((t: { state: string }) => t.state === 'RUNNING')
+}
+
+// ASCII only: FileStreamSourceTask stores its position in characters but skips bytes when it
+// resumes, so a restart after multi-byte UTF-8 lines re-reads from too early (its bug, seen here).
+const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line-${from + i} ${'x'.repeat((from + i) % 7)}`)
+const fileLines = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l !== '') : [])
+
+describe('Apache Kafka Connect (distributed) on the broker', () => {
+  recordsPeers(() => (runtime ? [{ peer: 'Kafka Connect', version: runtime }] : undefined))
+
+  it('runs FileStreamSource and FileStreamSink connectors and resumes from its stored offsets after a restart', async (ctx) => {
+    if (skip) return ctx.skip(skip)
+    const brokers = [`127.0.0.1:${broker.port}`]
+    const port = await freePort()
+    const source = join(work, 'source.txt')
+    const sink = join(work, 'sink.txt')
+    const topic = 'connect-lines'
+    const first = lines(0, 500)
+    writeFileSync(source, first.join('\n') + '\n')
+
+    let worker = await startWorker(port)
+    try {
+      // Connect's own topics: created by the worker, compacted (it refuses anything else).
+      const admin = new Admin({ brokers })
+      try {
+        const configs = await admin.describeConfigs(Object.values(TOPICS).map((name) => ({ type: 'topic' as const, name })))
+        for (const c of configs) expect(c.configs.find((e) => e.name === 'cleanup.policy')?.value, c.name).toBe('compact')
+      } finally {
+        await admin.close()
+      }
+
+      await create(worker, 'file-source', { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector', 'tasks.max': '1', file: source, topic })
+      await create(worker, 'file-sink', { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSinkConnector', 'tasks.max': '1', file: sink, topics: topic })
+      await waitFor(async () => (await running(worker, 'file-source')) && (await running(worker, 'file-sink')), 60_000, worker.output)
+      await waitFor(() => fileLines(sink).length >= first.length, 60_000, worker.output)
+      expect(fileLines(sink)).toEqual(first)
+    } finally {
+      await worker.stop()
+    }
+
+    // Appended while no worker runs: the restarted source task reads on from the position it
+    // stored in connect-offsets, so nothing before it is produced twice.
+    const second = lines(500, 800)
+    appendFileSync(source, second.join('\n') + '\n')
+    worker = await startWorker(port)
+    try {
+      await waitFor(async () => (await running(worker, 'file-source')) && (await running(worker, 'file-sink')), 60_000, worker.output)
+      await waitFor(() => fileLines(sink).length >= first.length + second.length, 60_000, worker.output)
+      expect(fileLines(sink)).toEqual([...first, ...second])
+    } finally {
+      await worker.stop()
+    }
+    const topicValues = (await readToEnd(brokers, topic, 1))[0]!.map((r) => r.value)
+    expect(topicValues).toEqual([...first, ...second])
+  })
+})
