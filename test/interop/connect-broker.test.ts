@@ -15,11 +15,12 @@ import { CONNECT_VERSION, fetchConnectFile } from './connect/fetch.js'
  * tidelog broker in this process: it creates its config, offset and status topics compacted
  * and checks their cleanup.policy over DescribeConfigs, joins its worker group with the
  * "sessioned" connect protocol (KIP-507), and runs a FileStreamSource (file -> topic) and a
- * FileStreamSink (topic -> file) created over its REST API. A SIGTERM'd worker that comes back
- * must resume the source from the offsets it stored in the offset topic.
+ * FileStreamSink (topic -> file) created over its REST API. The SIGTERM'd worker comes back with
+ * exactly.once.source.support=enabled (KIP-618: fencing through InitProducerId, transactional
+ * source writes, read_committed reads of its own topics) and must resume the source from the
+ * offsets it stored. Connect and connect-file are 4.3.0 (see connect/fetch.ts).
  */
-const GROUP = 'tidelog-connect'
-const TOPICS = { config: 'connect-configs', offset: 'connect-offsets', status: 'connect-status' }
+const topicsOf = (group: string) => ({ config: `${group}-configs`, offset: `${group}-offsets`, status: `${group}-status` })
 
 let broker: Broker
 let dataDir: string
@@ -52,15 +53,16 @@ interface Worker {
   stop(): Promise<void>
 }
 
-async function startWorker(port: number, extra: Record<string, string> = {}): Promise<Worker> {
+async function startWorker(port: number, group: string, extra: Record<string, string> = {}): Promise<Worker> {
+  const topics = topicsOf(group)
   const props: Record<string, string> = {
     'bootstrap.servers': `127.0.0.1:${broker.port}`,
-    'group.id': GROUP,
+    'group.id': group,
     'key.converter': 'org.apache.kafka.connect.storage.StringConverter',
     'value.converter': 'org.apache.kafka.connect.storage.StringConverter',
-    'config.storage.topic': TOPICS.config,
-    'offset.storage.topic': TOPICS.offset,
-    'status.storage.topic': TOPICS.status,
+    'config.storage.topic': topics.config,
+    'offset.storage.topic': topics.offset,
+    'status.storage.topic': topics.status,
     'config.storage.replication.factor': '1',
     'offset.storage.replication.factor': '1',
     'status.storage.replication.factor': '1',
@@ -74,7 +76,7 @@ async function startWorker(port: number, extra: Record<string, string> = {}): Pr
     'plugin.discovery': 'service_load',
     ...extra,
   }
-  const file = join(work, `worker-${port}.properties`)
+  const file = join(work, `${group}.properties`)
   writeFileSync(file, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n')
   const proc = await spawnJavaTool('org.apache.kafka.connect.cli.ConnectDistributed', [file], { version: CONNECT_VERSION })
   let log = ''
@@ -147,49 +149,63 @@ const fileLines = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8').split(
 describe('Apache Kafka Connect (distributed) on the broker', () => {
   recordsPeers(() => (runtime ? [{ peer: 'Kafka Connect', version: runtime }] : undefined))
 
-  it('runs FileStreamSource and FileStreamSink connectors and resumes from its stored offsets after a restart', async (ctx) => {
+  it('runs FileStreamSource and FileStreamSink connectors, then restarts exactly-once (KIP-618) and resumes from the stored source offsets', async (ctx) => {
     if (skip) return ctx.skip(skip)
     const brokers = [`127.0.0.1:${broker.port}`]
     const port = await freePort()
     const source = join(work, 'source.txt')
     const sink = join(work, 'sink.txt')
     const topic = 'connect-lines'
-    const first = lines(0, 500)
-    writeFileSync(source, first.join('\n') + '\n')
-
-    let worker = await startWorker(port)
-    try {
-      // Connect's own topics: created by the worker, compacted (it refuses anything else).
+    const group = 'connect'
+    const batches = [lines(0, 500), lines(500, 800)]
+    const endOffset = async () => {
       const admin = new Admin({ brokers })
       try {
-        const configs = await admin.describeConfigs(Object.values(TOPICS).map((name) => ({ type: 'topic' as const, name })))
-        for (const c of configs) expect(c.configs.find((e) => e.name === 'cleanup.policy')?.value, c.name).toBe('compact')
+        return (await admin.listOffsets(topic, 'latest'))[0]!.offset
       } finally {
         await admin.close()
       }
+    }
+    // Each worker finds the next batch appended to the file while no worker ran.
+    const run = async (n: number, extra: Record<string, string>, before: (w: Worker) => Promise<void>) => {
+      appendFileSync(source, batches[n]!.join('\n') + '\n')
+      const worker = await startWorker(port, group, extra)
+      try {
+        await before(worker)
+        await waitFor(async () => (await running(worker, 'file-source')) && (await running(worker, 'file-sink')), 60_000, worker.output)
+        const want = batches.slice(0, n + 1).flat()
+        await waitFor(() => fileLines(sink).length >= want.length, 60_000, worker.output)
+        expect(fileLines(sink)).toEqual(want)
+      } finally {
+        await worker.stop()
+      }
+    }
 
+    await run(0, {}, async (worker) => {
+      // Connect's own topics: created by the worker, compacted (it refuses anything else).
+      const admin = new Admin({ brokers })
+      try {
+        const configs = await admin.describeConfigs(Object.values(topicsOf(group)).map((name) => ({ type: 'topic' as const, name })))
+        expect(configs.map((c) => [c.name, c.configs.find((e) => e.name === 'cleanup.policy')?.value])).toEqual(Object.values(topicsOf(group)).map((t) => [t, 'compact']))
+      } finally {
+        await admin.close()
+      }
       await create(worker, 'file-source', { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector', 'tasks.max': '1', file: source, topic })
       await create(worker, 'file-sink', { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSinkConnector', 'tasks.max': '1', file: sink, topics: topic })
-      await waitFor(async () => (await running(worker, 'file-source')) && (await running(worker, 'file-sink')), 60_000, worker.output)
-      await waitFor(() => fileLines(sink).length >= first.length, 60_000, worker.output)
-      expect(fileLines(sink)).toEqual(first)
-    } finally {
-      await worker.stop()
-    }
+    })
+    // Plain (non-transactional) produce: one offset per line, nothing else in the log.
+    expect(await endOffset()).toBe(500n)
 
-    // Appended while no worker runs: the restarted source task reads on from the position it
-    // stored in connect-offsets, so nothing before it is produced twice.
-    const second = lines(500, 800)
-    appendFileSync(source, second.join('\n') + '\n')
-    worker = await startWorker(port)
-    try {
-      await waitFor(async () => (await running(worker, 'file-source')) && (await running(worker, 'file-sink')), 60_000, worker.output)
-      await waitFor(() => fileLines(sink).length >= first.length + second.length, 60_000, worker.output)
-      expect(fileLines(sink)).toEqual([...first, ...second])
-    } finally {
-      await worker.stop()
-    }
-    const topicValues = (await readToEnd(brokers, topic, 1))[0]!.map((r) => r.value)
-    expect(topicValues).toEqual([...first, ...second])
+    // The restarted worker, now with KIP-618 on (one worker, so no "preparing" step is needed),
+    // resumes the source from the position the plain task stored in connect-offsets, so nothing
+    // before it is produced twice. The leader fences the task's transactional.id
+    // (<group>-file-source-0) through InitProducerId, the worker reads its config and offset
+    // topics read_committed, and the task writes each poll's records and offsets in one transaction.
+    await run(1, { 'exactly.once.source.support': 'enabled' }, async () => {})
+    const all = batches.flat()
+    expect((await readToEnd(brokers, topic, 1))[0]!.map((r) => r.value)).toEqual(all)
+    expect((await readToEnd(brokers, topic, 1, { isolationLevel: 'read_uncommitted' }))[0]!.map((r) => r.value)).toEqual(all)
+    // Transactional now: commit markers follow the records, so the log ends past them.
+    expect(await endOffset()).toBeGreaterThan(BigInt(all.length))
   })
 })
