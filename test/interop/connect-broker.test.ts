@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process'
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
 import { startBroker, type Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -132,6 +133,15 @@ async function create(w: Worker, name: string, config: Record<string, string>): 
   expect(r.status, `${JSON.stringify(r.json)}\n${w.output().slice(-20_000)}`).toBe(201)
 }
 
+/** Offsets are committed periodically (offset.flush.interval.ms), so the API reaches them in time. */
+async function offsetsReach(w: Worker, connector: string, want: unknown): Promise<void> {
+  let last: unknown
+  await waitFor(async () => {
+    last = (await rest(w, 'GET', `/connectors/${connector}/offsets`)).json
+    return isDeepStrictEqual(last, want)
+  }, 30_000, () => `last ${connector} offsets: ${JSON.stringify(last)}, want ${JSON.stringify(want)}\n${w.output()}`)
+}
+
 async function running(w: Worker, name: string): Promise<boolean> {
   const s = await rest(w, 'GET', `/connectors/${name}/status`).catch(() => undefined)
   if (s?.status !== 200) return false
@@ -167,7 +177,7 @@ describe('Apache Kafka Connect (distributed) on the broker', () => {
       }
     }
     // Each worker finds the next batch appended to the file while no worker ran.
-    const run = async (n: number, extra: Record<string, string>, before: (w: Worker) => Promise<void>) => {
+    const run = async (n: number, extra: Record<string, string>, before: (w: Worker) => Promise<void>, after: (w: Worker) => Promise<void> = async () => {}) => {
       appendFileSync(source, batches[n]!.join('\n') + '\n')
       const worker = await startWorker(port, group, extra)
       try {
@@ -176,6 +186,7 @@ describe('Apache Kafka Connect (distributed) on the broker', () => {
         const want = batches.slice(0, n + 1).flat()
         await waitFor(() => fileLines(sink).length >= want.length, 60_000, worker.output)
         expect(fileLines(sink)).toEqual(want)
+        await after(worker)
       } finally {
         await worker.stop()
       }
@@ -201,7 +212,17 @@ describe('Apache Kafka Connect (distributed) on the broker', () => {
     // before it is produced twice. The leader fences the task's transactional.id
     // (<group>-file-source-0) through InitProducerId, the worker reads its config and offset
     // topics read_committed, and the task writes each poll's records and offsets in one transaction.
-    await run(1, { 'exactly.once.source.support': 'enabled' }, async () => {})
+    await run(1, { 'exactly.once.source.support': 'enabled' }, async () => {}, async (worker) => {
+      // KIP-875's offsets API: the source's from connect-offsets (read_committed), the sink's
+      // from its consumer group's committed offsets (OffsetFetch through the worker's Admin).
+      const sourceOffsets = { offsets: [{ partition: { filename: source }, offset: { position: statSync(source).size } }] }
+      await offsetsReach(worker, 'file-source', sourceOffsets)
+      // The sink commits the offset after the last record it put (not past the commit marker).
+      const records = (await readToEnd(brokers, topic, 1))[0]!
+      const next = Number(records.at(-1)!.offset) + 1
+      const sinkOffsets = { offsets: [{ partition: { kafka_topic: topic, kafka_partition: 0 }, offset: { kafka_offset: next } }] }
+      await offsetsReach(worker, 'file-sink', sinkOffsets)
+    })
     const all = batches.flat()
     expect((await readToEnd(brokers, topic, 1))[0]!.map((r) => r.value)).toEqual(all)
     expect((await readToEnd(brokers, topic, 1, { isolationLevel: 'read_uncommitted' }))[0]!.map((r) => r.value)).toEqual(all)
