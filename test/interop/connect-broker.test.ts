@@ -222,6 +222,20 @@ describe('Apache Kafka Connect (distributed) on the broker', () => {
       const next = Number(records.at(-1)!.offset) + 1
       const sinkOffsets = { offsets: [{ partition: { kafka_topic: topic, kafka_partition: 0 }, offset: { kafka_offset: next } }] }
       await offsetsReach(worker, 'file-sink', sinkOffsets)
+
+      // Rewinding a stopped sink (KIP-875): the worker commits the new offset for the connector's
+      // now-empty consumer group through Admin.alterConsumerGroupOffsets, and on resume the
+      // sink puts the second batch again.
+      expect((await rest(worker, 'PUT', '/connectors/file-sink/stop')).status).toBe(204)
+      await waitFor(async () => (await rest(worker, 'GET', '/connectors/file-sink/status')).json?.connector?.state === 'STOPPED', 30_000, worker.output)
+      const rewind = { offsets: [{ partition: { kafka_topic: topic, kafka_partition: 0 }, offset: { kafka_offset: 500 } }] }
+      const patched = await rest(worker, 'PATCH', '/connectors/file-sink/offsets', rewind)
+      expect(patched.status, JSON.stringify(patched.json)).toBe(200)
+      await offsetsReach(worker, 'file-sink', rewind)
+      expect((await rest(worker, 'PUT', '/connectors/file-sink/resume')).status).toBe(202)
+      const again = [...batches[0]!, ...batches[1]!, ...batches[1]!]
+      await waitFor(() => fileLines(sink).length >= again.length, 60_000, worker.output)
+      expect(fileLines(sink)).toEqual(again)
     })
     const all = batches.flat()
     expect((await readToEnd(brokers, topic, 1))[0]!.map((r) => r.value)).toEqual(all)
