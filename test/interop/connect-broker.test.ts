@@ -198,6 +198,9 @@ describe('Apache Kafka Connect (distributed) on the broker', () => {
       try {
         const configs = await admin.describeConfigs(Object.values(topicsOf(group)).map((name) => ({ type: 'topic' as const, name })))
         expect(configs.map((c) => [c.name, c.configs.find((e) => e.name === 'cleanup.policy')?.value])).toEqual(Object.values(topicsOf(group)).map((t) => [t, 'compact']))
+        // The worker group's protocol: Connect's own ("connect"), with the sessioned assignor (KIP-507).
+        const [g] = await admin.describeGroups([group])
+        expect({ state: g!.state, protocolType: g!.protocolType, protocol: g!.protocol, members: g!.members.length }).toEqual({ state: 'Stable', protocolType: 'connect', protocol: 'sessioned', members: 1 })
       } finally {
         await admin.close()
       }
