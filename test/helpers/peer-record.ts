@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const PEERS = ['Apache Kafka', 'Java client', 'kcat', 'kafka-python', 'confluent-kafka', 'kafkajs', 'zstd CLI', 'lz4 CLI'] as const
+export const PEERS = ['Apache Kafka', 'Java client', 'kcat', 'kafka-python', 'confluent-kafka', 'kafkajs', 'zstd CLI', 'lz4 CLI', 'Kafka Connect'] as const
 export type Peer = (typeof PEERS)[number]
 
 export interface PeerRecord {
