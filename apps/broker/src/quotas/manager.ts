@@ -37,6 +37,8 @@ export interface SensorAccount {
   recorded: number
   violations: number
   throttledMs: number
+  /** Average of the throttles answered inside the window, ms (Kafka's throttle-time); NaN when none. */
+  throttleTimeAvg: number
   /** mutation only: the tokens left in its bucket (Kafka's `tokens` metric). */
   tokens?: number
 }
@@ -188,6 +190,7 @@ export class QuotaManager {
       recorded: sensor.recorded,
       violations: sensor.violations,
       throttledMs: sensor.throttledMs,
+      throttleTimeAvg: sensor.throttles.average(now),
     }))
     const mutations = [...this.mutationSensors.values()].map(({ tags, sensor }): SensorAccount => ({
       type: 'mutation',
@@ -201,6 +204,7 @@ export class QuotaManager {
       recorded: sensor.recorded,
       violations: sensor.violations,
       throttledMs: sensor.throttledMs,
+      throttleTimeAvg: sensor.throttles.average(now),
       tokens: sensor.remaining(now),
     }))
     return [...rates, ...mutations]

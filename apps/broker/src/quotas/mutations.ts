@@ -30,6 +30,8 @@ export class MutationSensor {
   recorded = 0
   violations = 0
   throttledMs = 0
+  /** Each throttle answered, for Kafka's throttle-time metric. */
+  readonly throttles: SampledRate
 
   constructor(
     private readonly window: WindowConfig,
@@ -39,6 +41,7 @@ export class MutationSensor {
     this.tokens = this.burst
     this.lastMs = nowMs
     this.rate = new SampledRate(window)
+    this.throttles = new SampledRate(window)
   }
 
   get burst(): number {
@@ -65,6 +68,7 @@ export class MutationSensor {
     const ms = Math.round((-tokens / this.bound) * 1000)
     this.violations++
     this.throttledMs += ms
+    this.throttles.record(ms, nowMs)
     return ms
   }
 }
