@@ -12,7 +12,9 @@
  * user and client-id quotas (named and default entities) over the PLAINTEXT listener (a super
  * user there) and prints the same output on both, errors included. Then a Java producer over a
  * client-id quota reports a throttle (produce-throttle-time-max above zero) on both: the broker
- * answered throttle_time_ms and the Java client honoured it.
+ * answered throttle_time_ms and the Java client honoured it. Last, the Java Admin creates topics
+ * over a controller_mutation_rate (KIP-599, retryOnQuotaViolation off): the topic asked for
+ * below zero fails with ThrottlingQuotaExceededException and a throttle on both.
  *
  * Each broker's script runs in one JVM (acls-java/AclSteps.java, quotas-java/QuotaSteps.java):
  * a JVM start per step would cost a minute more.
@@ -222,6 +224,9 @@ describe(`kafka-configs.sh ${version} client quotas against tidelog and Apache K
       ['configs', '--describe', '--entity-type', 'users', '--entity-name', 'alice'],
       ['configs', '--alter', '--add-config', 'producer_byte_rate=1024', '--entity-type', 'clients', '--entity-name', 'throttled'],
       ['produce', 'quota-java', 'throttled'],
+      // KIP-599: a burst of 11 (1/s over 11 windows); 12 partitions take it below zero.
+      ['configs', '--alter', '--add-config', 'controller_mutation_rate=1', '--entity-type', 'clients', '--entity-name', 'mutator'],
+      ['topics', 'mutator', 'mutation-a:12', 'mutation-b:1'],
     ]
     // Both brokers refuse to create topics on produce here (the ACL setup), so the topic is made first.
     await Promise.all(
@@ -251,6 +256,7 @@ describe(`kafka-configs.sh ${version} client quotas against tidelog and Apache K
     expect(ours![7]!.join('\n')).toMatch(/producer_byte_rate cannot be a fractional value|Invalid|Error/)
     expect(ours![9]).toEqual(["Quota configs for user-principal 'alice' are producer_byte_rate=1024.0"])
     expect(plain(ours![11]!)).toEqual(['throttle-time-max > 0'])
+    expect(plain(ours![13]!)).toEqual(['mutation-a: created', 'mutation-b: ThrottlingQuotaExceededException: The throttling quota has been exceeded. (throttle > 0)'])
     recordPeer('Apache Kafka', kafka!.runtimeVersion)
     recordPeer('Java client', kafka!.runtimeVersion)
   }, 300_000)
