@@ -215,6 +215,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
     quotas = new QuotaManager(quotaStore, quotaWindow)
+    if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
     server = new KafkaServer({
       broker: context,
       registry: createRegistry({ quotas: quotaStore, ...(authorizer === undefined ? {} : { authorizer }) }),

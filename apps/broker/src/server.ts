@@ -364,6 +364,7 @@ class Connection implements PoolMember {
       this.complete(slot, handler, handler.errorResponse(request, ErrorCodes.UNSUPPORTED_VERSION, v))
       return
     }
+    slot.quota = this.opts.quotas?.begin(header, request, frame.length, this.security.principal)
     const ctx: RequestContext = {
       broker: this.listener.broker,
       security: this.security,
@@ -374,8 +375,8 @@ class Connection implements PoolMember {
         this.opts.logger.debug(`${this.peer}: ${reason}`)
         this.closing = true
       },
+      mutations: slot.quota?.mutations,
     }
-    slot.quota = this.opts.quotas?.begin(header, request, frame.length, this.security.principal)
     // Muted from now: nothing more is read or dispatched on this connection until it has waited.
     if (slot.quota !== undefined && slot.quota.owedMs > 0) this.throttle(slot.quota.owedMs)
     const t0 = slot.quota === undefined ? 0 : performance.now()

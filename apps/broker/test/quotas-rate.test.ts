@@ -5,6 +5,7 @@
  * validation messages.
  */
 import { describe, expect, it } from 'vitest'
+import { ErrorCodes } from '@tidelog/protocol'
 import { QuotaManager } from '../src/quotas/manager.js'
 import { QuotaSensor, SampledRate } from '../src/quotas/rate.js'
 import { type Alteration, QuotaStore } from '../src/quotas/store.js'
@@ -161,5 +162,48 @@ describe('QuotaStore validation (ClientQuotaControlManager)', () => {
     const results = await store.alter([set({ user: 'a' }, { producer_byte_rate: 1 }), set({ user: 'b' }, { nope: 1 })], true)
     expect(results.map((r) => r.error)).toEqual([undefined, 'Invalid configuration key nope'])
     expect([...store.all()]).toEqual([])
+  })
+})
+
+describe('controller mutation quota (KIP-599 TokenBucket, simulated clock)', () => {
+  it('strict: the burst is served, a charge while below zero is refused with the time to zero, which decays', async () => {
+    const store = new QuotaStore()
+    let now = 0
+    const m = new QuotaManager(store, W, () => now)
+    await store.alter([set({ user: 'u' }, { controller_mutation_rate: 2 })], false)
+    // Only a mutation quota: requests get a ticket, but nothing else is resolved.
+    expect(m.active).toBe(true)
+    expect(m.resolve('produce', 'u', 'c')).toBeUndefined()
+    expect(m.mutationQuota('v', 'c', true)).toBeUndefined()
+    const q = m.mutationQuota('u', 'c', true)!
+    // 11 windows of 1 s at 2/s: 22 tokens to start with.
+    expect(q.charge(20)).toBeUndefined()
+    expect(q.charge(5)).toBeUndefined()
+    expect(q.throttleMs()).toBe(0)
+    expect(q.charge(1)).toEqual({ errorCode: ErrorCodes.THROTTLING_QUOTA_EXCEEDED, errorMessage: 'The throttling quota has been exceeded.' })
+    // -3 tokens at 2 a second.
+    expect(q.throttleMs()).toBe(1500)
+    now = 1000
+    expect(q.throttleMs()).toBe(500)
+    now = 1500
+    // Back at zero, which is not below it: served, and the bucket goes negative again.
+    const next = m.mutationQuota('u', 'c', true)!
+    expect(next.charge(1)).toBeUndefined()
+    expect(m.accounts().find((a) => a.type === 'mutation')).toMatchObject({ user: 'u', clientId: '', bound: 2, recorded: 26, violations: 1, throttledMs: 1500, tokens: -1 })
+    // A long idle refills to the burst and no further.
+    now = 1_000_000
+    expect(m.accounts().find((a) => a.type === 'mutation')!.tokens).toBe(22)
+  })
+
+  it('permissive (older versions): every charge is served; going below zero throttles', async () => {
+    const store = new QuotaStore()
+    const m = new QuotaManager(store, W, () => 0)
+    await store.alter([set({ 'client-id': 'c' }, { controller_mutation_rate: 2 })], false)
+    const q = m.mutationQuota('u', 'c', false)!
+    expect(q.charge(25)).toBeUndefined()
+    expect(q.throttleMs()).toBe(1500)
+    expect(q.charge(1)).toBeUndefined()
+    expect(q.throttleMs()).toBe(2000)
+    expect(m.mutationQuota('u', 'other', false)).toBeUndefined()
   })
 })

@@ -9,7 +9,7 @@ import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.
 import { describeLogDirs } from './admin/log-dirs.js'
 import { alterOffsets, deleteGroups, describeGroups, fetchOffsets, listGroups } from './admin/groups.js'
 import { deleteRecords, listOffsets, topicPartitions } from './admin/offsets.js'
-import { createPartitions, createTopics, deleteTopics, describeTopics, listTopics } from './admin/topics.js'
+import { type QuotaRetryOption, createPartitions, createTopics, deleteTopics, describeTopics, listTopics } from './admin/topics.js'
 import type {
   BrokerLogDirs,
   ReplaceConfigResource,
@@ -75,17 +75,17 @@ export class Admin {
     await this.cluster.close()
   }
 
-  createTopics(topics: NewTopic[], options?: { validateOnly?: boolean } & TimeoutOption): Promise<CreatedTopic[]> {
+  createTopics(topics: NewTopic[], options?: { validateOnly?: boolean } & QuotaRetryOption & TimeoutOption): Promise<CreatedTopic[]> {
     this.ensureOpen()
     return createTopics(this.ctx, topics, options)
   }
 
-  deleteTopics(names: string[], options?: TimeoutOption): Promise<void> {
+  deleteTopics(names: string[], options?: QuotaRetryOption & TimeoutOption): Promise<void> {
     this.ensureOpen()
     return deleteTopics(this.ctx, names, options)
   }
 
-  createPartitions(requests: NewPartitions[], options?: { validateOnly?: boolean } & TimeoutOption): Promise<void> {
+  createPartitions(requests: NewPartitions[], options?: { validateOnly?: boolean } & QuotaRetryOption & TimeoutOption): Promise<void> {
     this.ensureOpen()
     return createPartitions(this.ctx, requests, options)
   }

@@ -2,6 +2,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.CreateTopicsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.Metric;
@@ -16,7 +20,9 @@ import org.apache.kafka.tools.ConfigCommand;
  * (ConfigCommand.main as kafka-configs.sh runs it; a failing command's exit is caught and its
  * output kept) or `produce TOPIC CLIENT_ID` (sends 10 KB records until the producer's
  * produce-throttle-time-max metric is above zero, or 40 s pass; prints "throttle-time-max > 0"
- * or "not throttled"). Each step's output starts with a line "=== step N"; stderr goes to stdout.
+ * or "not throttled") or `topics CLIENT_ID NAME:PARTITIONS...` (one Admin.createTopics call with
+ * retryOnQuotaViolation(false), KIP-599; prints each topic's outcome in the order given). Each
+ * step's output starts with a line "=== step N"; stderr goes to stdout.
  */
 public final class QuotaSteps {
   public static void main(String[] args) throws Exception {
@@ -40,6 +46,8 @@ public final class QuotaSteps {
         } catch (IllegalStateException e) {
           System.out.println(e.getMessage());
         }
+      } else if (step.get(0).equals("topics")) {
+        createTopics(bootstrap, step.get(1), step.subList(2, step.size()));
       } else {
         produce(bootstrap, step.get(1), step.get(2));
       }
@@ -73,5 +81,29 @@ public final class QuotaSteps {
     }
     System.out.println(max > 0 ? "throttle-time-max > 0" : "not throttled");
     producer.close(Duration.ZERO);
+  }
+
+  private static void createTopics(String bootstrap, String clientId, List<String> specs) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", bootstrap);
+    p.put("client.id", clientId);
+    List<NewTopic> topics = new ArrayList<>();
+    for (String spec : specs) {
+      String[] parts = spec.split(":");
+      topics.add(new NewTopic(parts[0], Integer.parseInt(parts[1]), (short) 1));
+    }
+    try (Admin admin = Admin.create(p)) {
+      var result = admin.createTopics(topics, new CreateTopicsOptions().retryOnQuotaViolation(false));
+      for (NewTopic t : topics) {
+        try {
+          result.values().get(t.name()).get();
+          System.out.println(t.name() + ": created");
+        } catch (ExecutionException e) {
+          Throwable c = e.getCause();
+          String throttle = c instanceof org.apache.kafka.common.errors.ThrottlingQuotaExceededException q ? (q.throttleTimeMs() > 0 ? " (throttle > 0)" : " (no throttle)") : "";
+          System.out.println(t.name() + ": " + c.getClass().getSimpleName() + ": " + c.getMessage() + throttle);
+        }
+      }
+    }
   }
 }

@@ -74,6 +74,9 @@ export const createTopicsHandler = defineHandler({
       if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
       const overBudget = broker.topics.partitionBudgetError(partitions, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
+      // KIP-599, last of the checks as in ReplicationControlManager.createTopic (validate_only too).
+      const throttled = ctx.mutations?.charge(partitions)
+      if (throttled !== undefined) return fail(throttled.errorCode, throttled.errorMessage)
       counted += partitions
       // checkTopicConfigs refused null values.
       const configs = normalizeTopicConfigs(asked as Record<string, string>)

@@ -32,6 +32,12 @@ export const deleteTopicsHandler = defineHandler({
           responses.push({ name: t.name, topicId: t.topicId, errorCode: byId ? ErrorCodes.UNKNOWN_TOPIC_ID : ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null })
           continue
         }
+        // KIP-599: a deleted topic's partitions count against the controller mutation quota.
+        const throttled = ctx.mutations?.charge(topic.logs.length)
+        if (throttled !== undefined) {
+          responses.push({ name: topic.name, topicId: topic.topicId, ...throttled })
+          continue
+        }
         const result: DeleteTopicsResponseDeletableTopicResult = { name: topic.name, topicId: topic.topicId, errorCode: ErrorCodes.NONE, errorMessage: null }
         commits.push(remove(broker, topic).catch(() => void (result.errorCode = ErrorCodes.KAFKA_STORAGE_ERROR)))
         responses.push(result)
@@ -41,6 +47,11 @@ export const deleteTopicsHandler = defineHandler({
         const topic = broker.topics.get(name)
         if (topic === undefined) {
           responses.push({ name, errorCode: ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null })
+          continue
+        }
+        const throttled = ctx.mutations?.charge(topic.logs.length)
+        if (throttled !== undefined) {
+          responses.push({ name, ...throttled })
           continue
         }
         const result: DeleteTopicsResponseDeletableTopicResult = { name, errorCode: ErrorCodes.NONE, errorMessage: null }

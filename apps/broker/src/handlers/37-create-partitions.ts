@@ -49,6 +49,9 @@ export const createPartitionsHandler = defineHandler({
       }
       const overBudget = broker.topics.partitionBudgetError(additional, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
+      // KIP-599: the partitions added, after every other check (validate_only too).
+      const throttled = ctx.mutations?.charge(additional)
+      if (throttled !== undefined) return fail(throttled.errorCode, throttled.errorMessage)
       counted += additional
       if (!req.validateOnly) broker.topics.addPartitions(topic, t.count)
       return { name: t.name, errorCode: ErrorCodes.NONE, errorMessage: null }

@@ -1,5 +1,6 @@
 import type { ApiDefinition, RequestHeader } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
+import type { RequestMutationQuota } from '../quotas/mutations.js'
 import type { ConnectionSecurity } from '../security/authenticator.js'
 
 export interface RequestContext {
@@ -16,6 +17,8 @@ export interface RequestContext {
   closeConnection(reason: string): void
   /** This connection's authentication (state, principal) and the broker's credentials; absent outside a server. */
   readonly security?: ConnectionSecurity
+  /** The controller mutation quota CreateTopics / DeleteTopics / CreatePartitions charge (KIP-599); absent when none applies. */
+  readonly mutations?: RequestMutationQuota | undefined
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
 import { ApiKeys, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
+import type { SensorAccount } from '../quotas/manager.js'
 import { BATCH_LENGTH_AT } from '../log/format.js'
 import { Histogram } from './exposition.js'
 
@@ -144,6 +145,8 @@ export class BrokerMetrics {
   readonly listeners = new Map<string, ListenerCounters>()
   /** Console logins refused (wrong or unknown user), since start. */
   consoleLoginFailures = 0
+  /** The client quota sensors, read at scrape time (set by startBroker). */
+  quotaAccounts: () => readonly SensorAccount[] = () => []
   readonly startedAt = Date.now()
   private server: SocketSource | undefined
   private readonly history: ThroughputSample[] = []

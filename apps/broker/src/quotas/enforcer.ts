@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import { ApiKeys, type FetchRequest, type FetchResponse, type RequestHeader } from '@tidelog/protocol'
 import type { QuotaManager } from './manager.js'
+import { type RequestMutationQuota, STRICT_SINCE_VERSION } from './mutations.js'
 
 // Authentication runs before a principal exists; Kafka serves it outside the request quota.
 const EXEMPT = new Set<number>([ApiKeys.SaslHandshake, ApiKeys.SaslAuthenticate])
@@ -20,6 +21,8 @@ export interface QuotaTicket {
   readonly owedMs: number
   /** The handler's synchronous time, set by the server. */
   handlerMs: number
+  /** CreateTopics, DeleteTopics, CreatePartitions under a controller_mutation_rate (KIP-599): what the handler charges. */
+  readonly mutations?: RequestMutationQuota | undefined
 }
 
 export const quotaClient = (principal: string, clientId: string | null): QuotaClient => {
@@ -41,12 +44,15 @@ export class RequestThrottler {
   begin(header: RequestHeader, request: unknown, requestBytes: number, principal: string): QuotaTicket | undefined {
     if (!this.quotas.active) return undefined
     const who = quotaClient(principal, header.clientId)
-    return { who, owedMs: this.admit(header.apiKey, request, requestBytes, who), handlerMs: 0 }
+    const strictFrom = STRICT_SINCE_VERSION.get(header.apiKey)
+    const mutations = strictFrom === undefined ? undefined : this.quotas.mutationQuota(who.user, who.clientId, header.apiVersion >= strictFrom)
+    return { who, owedMs: this.admit(header.apiKey, request, requestBytes, who), handlerMs: 0, mutations }
   }
 
   /** Ends it: records the rest; answers the response to send and the throttle (see settle). */
   finish(ticket: QuotaTicket, apiKey: number, response: unknown): { response: unknown; throttleMs: number } {
-    return this.settle(apiKey, response, ticket.handlerMs, ticket.who, ticket.owedMs)
+    // As sendResponseMaybeThrottleWithControllerQuota: the larger of the mutation and the other throttles.
+    return this.settle(apiKey, response, ticket.handlerMs, ticket.who, Math.max(ticket.owedMs, ticket.mutations?.throttleMs() ?? 0))
   }
 
   /**

@@ -1,3 +1,4 @@
+import { MutationSensor, RequestMutationQuota } from './mutations.js'
 import { QuotaSensor, type WindowConfig } from './rate.js'
 import type { QuotaEntity, QuotaStore } from './store.js'
 
@@ -8,6 +9,8 @@ export const CLIENT_QUOTA_TYPES = {
   request: 'request_percentage',
 } as const
 export type ClientQuotaType = keyof typeof CLIENT_QUOTA_TYPES
+/** KIP-599's quota on partitions created and deleted, counted in a token bucket (mutations.ts). */
+export const MUTATION_QUOTA_KEY = 'controller_mutation_rate'
 
 const SENSOR_EXPIRY_MS = 3600_000
 const SWEEP_EVERY_MS = 60_000
@@ -20,7 +23,7 @@ export interface QuotaTags {
 
 /** What the broker has counted for one sensor: exposed for tests, /metrics and the console. */
 export interface SensorAccount {
-  type: ClientQuotaType
+  type: ClientQuotaType | 'mutation'
   user: string
   clientId: string
   bound: number
@@ -34,6 +37,10 @@ export interface SensorAccount {
   recorded: number
   violations: number
   throttledMs: number
+  /** Average of the throttles answered inside the window, ms (Kafka's throttle-time); NaN when none. */
+  throttleTimeAvg: number
+  /** mutation only: the tokens left in its bucket (Kafka's `tokens` metric). */
+  tokens?: number
 }
 
 /**
@@ -49,6 +56,9 @@ export interface SensorAccount {
  */
 export class QuotaManager {
   private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor; lastMs: number }>()
+  private readonly mutationSensors = new Map<string, { tags: QuotaTags; sensor: MutationSensor; lastMs: number }>()
+  /** The quota keys set on some user or client-id entity: the others are not even resolved. */
+  private readonly enabled = new Set<string>()
   private lastSweepMs = 0
   private readonly maxRequestThrottleMs: number
 
@@ -67,14 +77,20 @@ export class QuotaManager {
 
   private changed(): void {
     this.sensors.clear()
-    const keys = Object.values(CLIENT_QUOTA_TYPES) as string[]
-    this.active = false
-    for (const e of this.store.all()) if (!('ip' in e.entity) && keys.some((k) => e.values.has(k))) this.active = true
+    this.mutationSensors.clear()
+    this.enabled.clear()
+    const keys = [...Object.values(CLIENT_QUOTA_TYPES), MUTATION_QUOTA_KEY] as string[]
+    for (const e of this.store.all()) if (!('ip' in e.entity)) for (const k of keys) if (e.values.has(k)) this.enabled.add(k)
+    this.active = this.enabled.size > 0
   }
 
   /** The sensor's tags and bound for this client (undefined: no quota applies). */
   resolve(type: ClientQuotaType, user: string, clientId: string): { tags: QuotaTags; bound: number } | undefined {
-    const key = CLIENT_QUOTA_TYPES[type]
+    return this.resolveKey(CLIENT_QUOTA_TYPES[type], user, clientId)
+  }
+
+  private resolveKey(key: string, user: string, clientId: string): { tags: QuotaTags; bound: number } | undefined {
+    if (!this.enabled.has(key)) return undefined
     const at = (entity: QuotaEntity): number | undefined => this.store.get(entity, key)
     const candidates: [QuotaEntity, QuotaTags][] = [
       [{ user, 'client-id': clientId }, { user, clientId }],
@@ -118,6 +134,26 @@ export class QuotaManager {
     if (now - this.lastSweepMs < SWEEP_EVERY_MS) return
     this.lastSweepMs = now
     for (const [id, e] of this.sensors) if (now - e.lastMs > SENSOR_EXPIRY_MS) this.sensors.delete(id)
+    for (const [id, e] of this.mutationSensors) if (now - e.lastMs > SENSOR_EXPIRY_MS) this.mutationSensors.delete(id)
+  }
+
+  /**
+   * The controller mutation quota for one CreateTopics / DeleteTopics / CreatePartitions request
+   * (ControllerMutationQuotaManager.newQuotaFor): undefined while no controller_mutation_rate
+   * applies to this client; strict refuses topics, permissive (older versions) only throttles.
+   */
+  mutationQuota(user: string, clientId: string, strict: boolean): RequestMutationQuota | undefined {
+    const resolved = this.resolveKey(MUTATION_QUOTA_KEY, user, clientId)
+    if (resolved === undefined) return undefined
+    const id = `${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    let entry = this.mutationSensors.get(id)
+    if (entry === undefined) {
+      this.sweep()
+      entry = { tags: resolved.tags, sensor: new MutationSensor(this.window, resolved.bound, this.now()), lastMs: 0 }
+      this.mutationSensors.set(id, entry)
+    }
+    entry.lastMs = this.now()
+    return new RequestMutationQuota(entry.sensor, strict, this.now)
   }
 
   /** Records usage and answers the throttle time in ms (0: within quota, or no quota). */
@@ -142,7 +178,7 @@ export class QuotaManager {
   /** What has been counted, sensor by sensor. */
   accounts(): SensorAccount[] {
     const now = this.now()
-    return [...this.sensors.values()].map(({ type, tags, sensor }) => ({
+    const rates = [...this.sensors.values()].map(({ type, tags, sensor }): SensorAccount => ({
       type,
       user: tags.user,
       clientId: tags.clientId,
@@ -154,6 +190,23 @@ export class QuotaManager {
       recorded: sensor.recorded,
       violations: sensor.violations,
       throttledMs: sensor.throttledMs,
+      throttleTimeAvg: sensor.throttles.average(now),
     }))
+    const mutations = [...this.mutationSensors.values()].map(({ tags, sensor }): SensorAccount => ({
+      type: 'mutation',
+      user: tags.user,
+      clientId: tags.clientId,
+      bound: sensor.bound,
+      rate: sensor.rate.rate(now),
+      windowTotal: sensor.rate.total(now),
+      windowMs: sensor.rate.windowSizeMs(now),
+      samples: sensor.rate.snapshot(now),
+      recorded: sensor.recorded,
+      violations: sensor.violations,
+      throttledMs: sensor.throttledMs,
+      throttleTimeAvg: sensor.throttles.average(now),
+      tokens: sensor.remaining(now),
+    }))
+    return [...rates, ...mutations]
   }
 }

@@ -45,6 +45,20 @@ export class SampledRate {
     return sum
   }
 
+  /** Recordings inside the window (the event counts Kafka's Avg divides by). */
+  events(nowMs: number): number {
+    this.purge(nowMs)
+    let n = 0
+    for (const s of this.samples) n += s.events
+    return n
+  }
+
+  /** Kafka's Avg over the window: NaN when nothing was recorded in it. */
+  average(nowMs: number): number {
+    const n = this.events(nowMs)
+    return n === 0 ? Number.NaN : this.total(nowMs) / n
+  }
+
   /** The time the rate is measured over, in ms (Rate.windowSize). */
   windowSizeMs(nowMs: number): number {
     this.purge(nowMs)
@@ -116,6 +130,8 @@ export class QuotaSensor {
   violations = 0
   /** Sum of the throttle times answered. */
   throttledMs = 0
+  /** Each throttle answered, for Kafka's throttle-time metric (their average over the window). */
+  readonly throttles: SampledRate
 
   constructor(
     config: WindowConfig,
@@ -124,6 +140,7 @@ export class QuotaSensor {
     private readonly maxThrottleMs = Number.POSITIVE_INFINITY,
   ) {
     this.rate = new SampledRate(config)
+    this.throttles = new SampledRate(config)
   }
 
   /** Records `value` and returns the throttle time in ms (0 when within the bound). */
@@ -136,6 +153,7 @@ export class QuotaSensor {
     if (ms <= 0) return 0
     this.violations++
     this.throttledMs += ms
+    this.throttles.record(ms, nowMs)
     return ms
   }
 

@@ -31,10 +31,24 @@ function retriableForTopicAdmin(e: Error): boolean {
   return e instanceof ProtocolError ? e.retriable && e.code !== ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION : isRetriable(e)
 }
 
+/**
+ * Java's retryOnQuotaViolation (KIP-599, default true): a topic refused with
+ * THROTTLING_QUOTA_EXCEEDED is tried again (the connection holds the retry for the broker's
+ * throttle_time_ms); false fails it at once.
+ */
+export interface QuotaRetryOption {
+  retryOnQuotaViolation?: boolean
+}
+
+function quotaRetry(options: QuotaRetryOption, retriable: (e: Error) => boolean): (e: Error) => boolean {
+  if (options.retryOnQuotaViolation !== false) return retriable
+  return (e) => !(e instanceof ProtocolError && e.code === ErrorCodes.THROTTLING_QUOTA_EXCEEDED) && retriable(e)
+}
+
 export async function createTopics(
   ctx: AdminContext,
   topics: readonly NewTopic[],
-  options: { validateOnly?: boolean; timeoutMs?: number } = {},
+  options: { validateOnly?: boolean; timeoutMs?: number } & QuotaRetryOption = {},
 ): Promise<CreatedTopic[]> {
   const timeoutMs = options.timeoutMs ?? ctx.timeoutMs
   // Leaving partitions or replication factor to the broker (-1) arrived in v4 (KIP-464).
@@ -74,10 +88,10 @@ export async function createTopics(
       })
     }
     return out
-  }, { timeoutMs })
+  }, { timeoutMs, retriable: quotaRetry(options, isRetriable) })
 }
 
-export async function deleteTopics(ctx: AdminContext, names: readonly string[], options: { timeoutMs?: number } = {}): Promise<void> {
+export async function deleteTopics(ctx: AdminContext, names: readonly string[], options: { timeoutMs?: number } & QuotaRetryOption = {}): Promise<void> {
   const timeoutMs = options.timeoutMs ?? ctx.timeoutMs
   await perItem(ctx, 'deleteTopics', names, (n) => n, async (pending, deadline) => {
     const conn = await controller(ctx)
@@ -94,13 +108,13 @@ export async function deleteTopics(ctx: AdminContext, names: readonly string[], 
       out.set(r.name, r.errorCode === 0 ? true : new ProtocolError(r.errorCode, { api: 'DeleteTopics', apiKey: DeleteTopics.apiKey, topic: r.name, message: r.errorMessage }))
     }
     return out
-  }, { timeoutMs, retriable: retriableForTopicAdmin })
+  }, { timeoutMs, retriable: quotaRetry(options, retriableForTopicAdmin) })
 }
 
 export async function createPartitions(
   ctx: AdminContext,
   requests: readonly NewPartitions[],
-  options: { validateOnly?: boolean; timeoutMs?: number } = {},
+  options: { validateOnly?: boolean; timeoutMs?: number } & QuotaRetryOption = {},
 ): Promise<void> {
   const timeoutMs = options.timeoutMs ?? ctx.timeoutMs
   await perItem(ctx, 'createPartitions', requests, (r) => r.topic, async (pending, deadline) => {
@@ -119,7 +133,7 @@ export async function createPartitions(
       out.set(r.name, r.errorCode === 0 ? true : new ProtocolError(r.errorCode, { api: 'CreatePartitions', apiKey: CreatePartitions.apiKey, topic: r.name, message: r.errorMessage }))
     }
     return out
-  }, { timeoutMs, retriable: retriableForTopicAdmin })
+  }, { timeoutMs, retriable: quotaRetry(options, retriableForTopicAdmin) })
 }
 
 const NOT_LISTED = new Set<number>([ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION, ErrorCodes.INVALID_TOPIC_EXCEPTION, ErrorCodes.TOPIC_AUTHORIZATION_FAILED])
