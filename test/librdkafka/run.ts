@@ -162,6 +162,7 @@ async function main(): Promise<number> {
   // The SASL pass is tidelog's (Apache Kafka's harness node has no SASL listener); --tests picks main-pass tests.
   const runMain = pass !== 'sasl'
   const runSasl = target === 'tidelog' && pass !== 'main' && !values.tests
+  if (!runMain && !runSasl) throw new LibrdkafkaHarnessError('--pass sasl runs against tidelog only, without --tests')
   if (values.write && pass !== 'all') throw new LibrdkafkaHarnessError('--write needs both passes (--pass all)')
   const t0 = Date.now()
   const testsDir = await buildLibrdkafka()

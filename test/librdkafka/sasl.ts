@@ -16,7 +16,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { runSuite, type SuiteOptions, type TestResult } from './suite.js'
+import { ANSI, runSuite, type SuiteOptions, type TestResult } from './suite.js'
 
 /** A result of the SASL pass (`<test>@<job>`), as opposed to one of the main pass. */
 export function isSaslResult(name: string): boolean {
@@ -29,9 +29,7 @@ export const SASL_USER = { name: 'rdktest', password: 'rdktest-secret' }
 /**
  * connections.max.reauth.ms of the SASL broker: librdkafka's test clusters use 10 s
  * (tests/interactive_broker_version.py --max-reauth-ms). 0142 reads it back through
- * DescribeConfigs, produces for 1.2 x this long per subtest, and gives OAUTHBEARER
- * tokens half of it; librdkafka refreshes a token at 80% of its life on a 1 s timer, so
- * a shorter value makes the client re-authenticate with an expired token.
+ * DescribeConfigs and produces for 1.2 x this long per subtest, so it sets the pass's length.
  */
 export const REAUTH_MS = 10_000
 
@@ -77,17 +75,20 @@ export interface SaslJob {
   subtestsPassed: number
 }
 
-/** do_test_oauthbearer's title; "test share consumer reauthentication ..." does not contain it. */
+/** do_test_oauthbearer's title (it has no use_sasl_queue part, so both of its calls with one lifetime match); "test share consumer reauthentication ..." does not contain it. */
 const oauthSubtest = (tokenLifetimeMs: number) => `test reauthentication with oauthbearer, reauth_time = ${REAUTH_MS}, token_lifetime = ${tokenLifetimeMs}`
 
 export const SASL_JOBS: readonly SaslJob[] = [
-  // Longest first (two subtests of 1.2 x REAUTH_MS each), so the parallel run ends together.
-  // A token that expires before connections.max.reauth.ms: the session ends with the token.
-  { label: 'oauthbearer:token-shorter-than-reauth', test: '0142_reauthentication', conf: OAUTHBEARER, quick: false, subtests: oauthSubtest(REAUTH_MS / 2), subtestsPassed: 2 },
-  // A token that outlives it: the session ends at connections.max.reauth.ms, the same token re-authenticates.
-  { label: 'oauthbearer:token-longer-than-reauth', test: '0142_reauthentication', conf: OAUTHBEARER, quick: false, subtests: oauthSubtest(REAUTH_MS * 2), subtestsPassed: 2 },
-  // Re-authentication in the middle of a transaction, committed and aborted.
+  // Longest first (two subtests of 1.2 x REAUTH_MS or more each), so the parallel run ends
+  // together. Re-authentication in the middle of a transaction, committed and aborted.
   { label: 'plain:do_test_txn_producer', test: '0142_reauthentication', conf: PLAIN, quick: false, subtests: 'do_test_txn_producer:', subtestsPassed: 2 },
+  // A token that outlives connections.max.reauth.ms: the session ends at it and the same
+  // token re-authenticates. Its sibling with a token of REAUTH_MS / 2 is left out: its
+  // token (5 s) is refreshed at 80% of its life on a 1 s timer while librdkafka
+  // re-authenticates at 90% of the session, so now and then the client re-authenticates
+  // with the old token until it expires (seen: "invalid_token", or a Produce after the
+  // session's end closing the connection, as Kafka closes it), whatever the broker.
+  { label: 'oauthbearer:token-longer-than-reauth', test: '0142_reauthentication', conf: OAUTHBEARER, quick: false, subtests: oauthSubtest(REAUTH_MS * 2), subtestsPassed: 2 },
   { label: 'plain:do_test_producer', test: '0142_reauthentication', conf: PLAIN, quick: false, subtests: 'do_test_producer:', subtestsPassed: 1 },
   // Credentials changed to wrong ones: the next re-authentication must fail.
   { label: 'plain:do_test_reauth_failure', test: '0142_reauthentication', conf: PLAIN, quick: false, subtests: 'do_test_reauth_failure:', subtestsPassed: 1 },
@@ -103,9 +104,6 @@ export const SASL_JOBS: readonly SaslJob[] = [
 export const SASL_PARALLEL = 4
 
 export type SaslPassOptions = Omit<SuiteOptions, 'only' | 'extraConf' | 'quick' | 'subtests' | 'parallel'>
-
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g
 
 /** Subtests test-runner reported as passed ("[ do_test:82: title: PASS (0.30s) ]"). */
 export function countSubtestPasses(log: string): number {

@@ -59,7 +59,7 @@ export function localTests(testsDir: string): Set<string> {
 }
 
 // eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g
+export const ANSI = /\x1b\[[0-9;]*m/g
 
 /** Parses the last summary table in test-runner's output. */
 export function parseSummary(output: string): Map<string, TestResult> {
