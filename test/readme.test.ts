@@ -60,4 +60,11 @@ describe("the README's librdkafka line is what the last runs recorded (test/libr
     expect(text).toContain(`${ours.passed} of its ${ours.total} tests that use a broker pass on tidelog-broker`)
     expect(text).toContain(`Apache Kafka 4.4.0 on one node in the same harness passes ${kafka.passed}`)
   })
+
+  it('names the pass count of the SASL pass (test/librdkafka/sasl.ts)', () => {
+    const text = readFileSync(fileURLToPath(new URL('./librdkafka/tidelog-results.txt', import.meta.url)), 'utf8')
+    const m = /^# (\d+) passed, \d+ failed, \d+ skipped of (\d+) runs/m.exec(text)
+    expect(m, 'tidelog-results.txt: the SASL pass line "# N passed, N failed, N skipped of N runs"').not.toBeNull()
+    expect(readme().replace(/\s+/g, ' ')).toContain(`against a SASL_PLAINTEXT listener, ${m![1]} of its ${m![2]} runs pass`)
+  })
 })

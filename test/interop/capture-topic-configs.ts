@@ -105,7 +105,7 @@ export const BROKER_NAMES = [
   'node.id', 'num.partitions', 'auto.create.topics.enable', 'default.replication.factor', 'offsets.topic.replication.factor',
   'log.segment.bytes', 'log.roll.ms', 'log.retention.ms', 'log.retention.bytes', 'log.flush.interval.messages',
   'log.flush.interval.ms', 'message.max.bytes', 'socket.request.max.bytes', 'fetch.max.bytes', 'max.connections',
-  'max.connections.per.ip', 'connections.max.idle.ms', 'queued.max.request.bytes', 'producer.id.expiration.ms',
+  'max.connections.per.ip', 'connections.max.idle.ms', 'connections.max.reauth.ms', 'queued.max.request.bytes', 'producer.id.expiration.ms',
   'producer.id.expiration.check.interval.ms', 'log.message.timestamp.before.max.ms', 'log.message.timestamp.after.max.ms',
   'log.message.timestamp.type', 'log.index.interval.bytes', 'log.cleanup.policy', 'min.insync.replicas', 'compression.type',
   'log.segment.delete.delay.ms', 'log.index.size.max.bytes', 'log.roll.jitter.ms', 'log.preallocate',

@@ -2,7 +2,8 @@
  * The checked-in expectations (expectations.txt) and the results of the same
  * harness against Apache Kafka (kafka-results.txt), and the comparison CI runs.
  *
- * expectations.txt: one test a line, `<test> <verdict>`, `#` comments:
+ * expectations.txt: one test a line, `<test> <verdict>`, `#` comments (`<test>@<job>` is a run of
+ * the SASL pass, sasl.ts):
  *   pass                        must pass
  *   known-fail: #N <why>        must not pass (fails or skips); #N is the open issue that fixes it
  *   not-applicable: <why>       must not pass; allowed only where Apache Kafka with the same
@@ -35,7 +36,7 @@ export function parseExpectations(file: string): Map<string, Verdict> {
     .forEach((raw, i) => {
       const line = raw.trim()
       if (!line || line.startsWith('#')) return
-      const m = /^(\d{4}\w*)\s+(pass|known-fail|not-applicable|flaky)(?::\s*(.*))?$/.exec(line)
+      const m = /^(\d{4}\w*(?:@[\w:.-]+)?)\s+(pass|known-fail|not-applicable|flaky)(?::\s*(.*))?$/.exec(line)
       if (!m) throw new ExpectationsFileError(file, i + 1, `cannot parse "${line}"`)
       const [, name, kind, rest = ''] = m
       if (out.has(name!)) throw new ExpectationsFileError(file, i + 1, `${name} is listed twice`)
@@ -60,7 +61,7 @@ export function parseKafkaResults(file: string): Map<string, { state: TestState;
   for (const raw of readFileSync(file, 'utf8').split('\n')) {
     const line = raw.trim()
     if (!line || line.startsWith('#')) continue
-    const m = /^(\d{4}\w*)\s+(PASSED|FAILED|SKIPPED|RUNNING|DNS)\s*(.*)$/.exec(line)
+    const m = /^(\d{4}\w*(?:@[\w:.-]+)?)\s+(PASSED|FAILED|SKIPPED|RUNNING|DNS)\s*(.*)$/.exec(line)
     if (m) out.set(m[1]!, { state: m[2] as TestState, reason: m[3]! })
   }
   return out

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { compare, parseExpectations, parseKafkaResults, ExpectationsFileError } from './expectations.js'
+import { countSubtestPasses, isSaslResult, SASL_JOBS } from './sasl.js'
 import { parseSummary, type TestResult } from './suite.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -90,8 +91,12 @@ describe('the checked-in files', () => {
   const exp = parseExpectations(join(here, 'expectations.txt'))
   const kafka = parseKafkaResults(join(here, 'kafka-results.txt'))
 
-  it('list every test Apache Kafka ran, and the reverse', () => {
-    expect([...exp.keys()].sort()).toEqual([...kafka.keys()].sort())
+  it('list every test Apache Kafka ran, and the reverse (the SASL pass is tidelog-only)', () => {
+    expect([...exp.keys()].filter((n) => !isSaslResult(n)).sort()).toEqual([...kafka.keys()].sort())
+  })
+
+  it('list every job of the SASL pass, and the reverse', () => {
+    expect([...exp.keys()].filter(isSaslResult).sort()).toEqual(SASL_JOBS.map((j) => `${j.test}@${j.label}`).sort())
   })
 
   it('use not-applicable only where Apache Kafka does not pass either', () => {
@@ -99,5 +104,22 @@ describe('the checked-in files', () => {
       if (v.kind !== 'not-applicable' || /librdkafka skips it for broker version/.test(v.why)) continue
       expect(kafka.get(name)?.state, `${name}: ${v.why}`).not.toBe('PASSED')
     }
+  })
+})
+
+describe('the SASL pass', () => {
+  it('counts the subtests test-runner reports as passed, not the test itself or failed subtests', () => {
+    const log = [
+      '\x1b[0m\x1b[36m[0135_sasl_credentials       /  0.065s] \x1b[32m[ do_test:82: set_after_auth_failure=no: PASS (0.06s) ]',
+      '[0142_reauthentication       /  1.0s] [ do_test_txn_producer:329: test reauth in the middle of a txn, txn is committed: PASS (15.06s) ]',
+      '[0142_reauthentication       /  2.0s] [ do_test_producer:79: test producer message loss while reauthenticating: FAIL ]',
+      '[0142_reauthentication       /  3.0s] ================= Test 0142_reauthentication PASSED =================',
+    ].join('\n')
+    expect(countSubtestPasses(log)).toBe(2)
+  })
+
+  it('reads <test>@<job> names in expectations', () => {
+    const e = parseExpectations(file('0142_reauthentication@plain:do_test_producer pass\n'))
+    expect([...e.keys()]).toEqual(['0142_reauthentication@plain:do_test_producer'])
   })
 })

@@ -6,11 +6,12 @@
  *   node --import tsx test/librdkafka/run.ts --target kafka --write
  *                                                 same harness against Apache Kafka 4.4 (single
  *                                                 node); rewrites kafka-results.txt
- * Options: --tests 0001,0012 (TESTS substring filter; no comparison), --parallel N,
- *          --write (tidelog: also write tidelog-results.txt), --timeout-s S.
+ * Options: --tests 0001,0012 (TESTS substring filter, main pass only; no comparison), --parallel N,
+ *          --pass all|main|sasl (tidelog: the PLAINTEXT pass, the SASL pass of sasl.ts, or both),
+ *          --write (tidelog: also write tidelog-results.txt; needs --pass all), --timeout-s S.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,7 +19,8 @@ import { parseArgs } from 'node:util'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { compare, parseExpectations, parseKafkaResults, writeResults } from './expectations.js'
 import { makeKafkaPath } from './kafka-path.js'
-import { buildLibrdkafka, LibrdkafkaHarnessError, runSuite, type SuiteRun } from './suite.js'
+import { isSaslResult, REAUTH_MS, runSaslPass, saslBrokerArgs } from './sasl.js'
+import { buildLibrdkafka, LibrdkafkaHarnessError, runSuite, type SuiteRun, type TestResult } from './suite.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const repoRoot = join(here, '..', '..')
@@ -39,7 +41,7 @@ interface Target {
   stop(): Promise<void>
 }
 
-async function startTidelog(workDir: string): Promise<Target> {
+async function startTidelog(workDir: string, extraArgs: string[] = []): Promise<Target> {
   const main = join(repoRoot, 'apps/broker/dist/main.js')
   if (!existsSync(main)) throw new LibrdkafkaHarnessError(`${main} is missing: run npx turbo run build --filter=@tidelog/broker... first`)
   const proc: ChildProcess = spawn(
@@ -48,6 +50,7 @@ async function startTidelog(workDir: string): Promise<Target> {
       main, '--port', '0', '--data-dir', join(workDir, 'data'), '--num-partitions', String(NUM_PARTITIONS), '--auto-create-topics', 'true', '--log-level', 'warn',
       // The authorizer Apache Kafka runs with below, for 0109 / 0115 / 0119's deny ACLs.
       '--authorizer-class-name', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', '--allow-everyone-if-no-acl-found', 'true',
+      ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
@@ -128,11 +131,25 @@ function fmt(s: number): string {
   return `${Math.round(s)}s`
 }
 
+function tally(results: TestResult[]): Record<'PASSED' | 'FAILED' | 'SKIPPED' | 'other', number> {
+  const counts = { PASSED: 0, FAILED: 0, SKIPPED: 0, other: 0 }
+  for (const r of results) {
+    if (r.state === 'PASSED' || r.state === 'FAILED' || r.state === 'SKIPPED') counts[r.state]++
+    else counts.other++
+  }
+  return counts
+}
+
+function countLine(c: ReturnType<typeof tally>): string {
+  return `${c.PASSED} passed, ${c.FAILED} failed, ${c.SKIPPED} skipped${c.other ? `, ${c.other} unfinished` : ''}`
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       target: { type: 'string', default: 'tidelog' },
       tests: { type: 'string' },
+      pass: { type: 'string', default: 'all' },
       parallel: { type: 'string', default: '2' },
       write: { type: 'boolean', default: false },
       'timeout-s': { type: 'string', default: '900' },
@@ -140,6 +157,13 @@ async function main(): Promise<number> {
   })
   const target = values.target
   if (target !== 'tidelog' && target !== 'kafka') throw new LibrdkafkaHarnessError(`--target must be tidelog or kafka, not ${target}`)
+  const pass = values.pass
+  if (pass !== 'all' && pass !== 'main' && pass !== 'sasl') throw new LibrdkafkaHarnessError(`--pass must be all, main or sasl, not ${pass}`)
+  // The SASL pass is tidelog's (Apache Kafka's harness node has no SASL listener); --tests picks main-pass tests.
+  const runMain = pass !== 'sasl'
+  const runSasl = target === 'tidelog' && pass !== 'main' && !values.tests
+  if (!runMain && !runSasl) throw new LibrdkafkaHarnessError('--pass sasl runs against tidelog only, without --tests')
+  if (values.write && pass !== 'all') throw new LibrdkafkaHarnessError('--write needs both passes (--pass all)')
   const t0 = Date.now()
   const testsDir = await buildLibrdkafka()
   const tBuild = (Date.now() - t0) / 1000
@@ -154,52 +178,63 @@ async function main(): Promise<number> {
       void (broker?.stop() ?? Promise.resolve()).finally(() => process.exit(130))
     })
   }
-  let suite: SuiteRun
+  let suite: SuiteRun | undefined
+  let sasl: Awaited<ReturnType<typeof runSaslPass>> | undefined
+  let kafkaVersion = TIDELOG_PRESENTS_AS
+  const timeoutMs = Number(values['timeout-s']) * 1000
+  const parallel = Number(values.parallel)
   const t1 = Date.now()
   try {
     const kafkaPath = await makeKafkaPath(join(workDir, 'kafka-path'), KAFKA_VERSIONS.latest)
-    broker = target === 'tidelog' ? await startTidelog(workDir) : await startApacheKafka()
-    console.log(`${target} on ${broker.bootstrap}, TEST_KAFKA_VERSION=${broker.kafkaVersion}, KAFKA_PATH=${kafkaPath}`)
-    suite = await runSuite({
-      testsDir,
-      bootstrap: broker.bootstrap,
-      kafkaVersion: broker.kafkaVersion,
-      kafkaPath,
-      workDir,
-      parallel: Number(values.parallel),
-      timeoutMs: Number(values['timeout-s']) * 1000,
-      only: values.tests,
-    })
+    if (runMain) {
+      broker = target === 'tidelog' ? await startTidelog(workDir) : await startApacheKafka()
+      kafkaVersion = broker.kafkaVersion
+      console.log(`${target} on ${broker.bootstrap}, TEST_KAFKA_VERSION=${broker.kafkaVersion}, KAFKA_PATH=${kafkaPath}`)
+      suite = await runSuite({ testsDir, bootstrap: broker.bootstrap, kafkaVersion, kafkaPath, workDir, parallel, timeoutMs, only: values.tests })
+      await broker.stop()
+      broker = undefined
+    }
+    if (runSasl) {
+      const dir = join(workDir, 'sasl')
+      mkdirSync(dir, { recursive: true })
+      broker = await startTidelog(dir, saslBrokerArgs(dir))
+      console.log(`SASL pass: tidelog on SASL_PLAINTEXT ${broker.bootstrap}, connections.max.reauth.ms=${REAUTH_MS}`)
+      sasl = await runSaslPass({ testsDir, bootstrap: broker.bootstrap, kafkaVersion: broker.kafkaVersion, kafkaPath, workDir: dir, timeoutMs })
+    }
   } finally {
     await broker?.stop()
   }
-  const tStart = (Date.now() - t1) / 1000 - suite.seconds
-  const counts = { PASSED: 0, FAILED: 0, SKIPPED: 0, other: 0 }
-  for (const r of suite.results) {
-    if (r.state === 'PASSED' || r.state === 'FAILED' || r.state === 'SKIPPED') counts[r.state]++
-    else counts.other++
-    if (r.state !== 'PASSED') console.log(`  ${r.name} ${r.state} ${r.reason}`)
+  const tStart = (Date.now() - t1) / 1000 - (suite?.seconds ?? 0) - (sasl?.seconds ?? 0)
+  const results = [...(suite?.results ?? []), ...(sasl?.results ?? [])].sort((a, b) => a.name.localeCompare(b.name))
+  for (const r of results) if (r.state !== 'PASSED') console.log(`  ${r.name} ${r.state} ${r.reason}`)
+  const mainCounts = tally(suite?.results ?? [])
+  const saslCounts = tally(sasl?.results ?? [])
+  if (suite) {
+    console.log(`${target}: ${suite.results.length} broker tests: ${countLine(mainCounts)} (run-test.sh ${fmt(suite.seconds)}; log ${suite.logFile})`)
   }
-  console.log(
-    `${target}: ${suite.results.length} broker tests: ${counts.PASSED} passed, ${counts.FAILED} failed, ${counts.SKIPPED} skipped` +
-      `${counts.other ? `, ${counts.other} unfinished` : ''} (run-test.sh ${fmt(suite.seconds)}, broker start ${fmt(tStart)}; log ${suite.logFile})`,
-  )
+  if (sasl) console.log(`${target} SASL pass: ${sasl.results.length} runs: ${countLine(saslCounts)} (${fmt(sasl.seconds)}; logs ${sasl.logFiles.join(' ')})`)
+  console.log(`broker starts and stops: ${fmt(tStart)}`)
 
   const header = [
     `librdkafka tests against ${target === 'kafka' ? `Apache Kafka ${KAFKA_VERSIONS.latest}` : 'tidelog-broker'} (single node, num.partitions=${NUM_PARTITIONS}),`,
-    `TEST_KAFKA_VERSION=${broker!.kafkaVersion}, run-test.sh -Q -E -L -p${values.parallel}, ${new Date().toISOString()}`,
-    `${counts.PASSED} passed, ${counts.FAILED} failed, ${counts.SKIPPED} skipped in ${fmt(suite.seconds)}`,
+    `TEST_KAFKA_VERSION=${kafkaVersion}, run-test.sh -Q -E -L -p${values.parallel}, ${new Date().toISOString()}`,
+    `${mainCounts.PASSED} passed, ${mainCounts.FAILED} failed, ${mainCounts.SKIPPED} skipped in ${fmt(suite?.seconds ?? 0)}`,
+    ...(sasl
+      ? [`SASL pass (<test>@<job>: SASL_PLAINTEXT, PLAIN / OAUTHBEARER, connections.max.reauth.ms=${REAUTH_MS}; sasl.ts):`, `${countLine(saslCounts)} of ${sasl.results.length} runs in ${fmt(sasl.seconds)}`]
+      : []),
   ]
   if (values.tests) {
     console.log('--tests given: no comparison with expectations.txt')
-    return counts.FAILED ? 1 : 0
+    return mainCounts.FAILED ? 1 : 0
   }
   if (target === 'kafka') {
-    if (values.write) writeResults(join(here, 'kafka-results.txt'), header, suite.results)
+    if (values.write) writeResults(join(here, 'kafka-results.txt'), header, results)
     return 0
   }
-  if (values.write) writeResults(join(here, 'tidelog-results.txt'), header, suite.results)
-  const cmp = compare(suite.results, parseExpectations(join(here, 'expectations.txt')), parseKafkaResults(join(here, 'kafka-results.txt')))
+  if (values.write) writeResults(join(here, 'tidelog-results.txt'), header, results)
+  // A single pass is compared with its own part of the file only.
+  const expected = new Map([...parseExpectations(join(here, 'expectations.txt'))].filter(([name]) => (isSaslResult(name) ? runSasl : runMain)))
+  const cmp = compare(results, expected, parseKafkaResults(join(here, 'kafka-results.txt')))
   for (const n of cmp.notes) console.log(`note: ${n}`)
   if (cmp.problems.length) {
     console.log(`\nlibrdkafka expectations NOT met (${cmp.problems.length}):`)

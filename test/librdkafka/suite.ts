@@ -59,7 +59,7 @@ export function localTests(testsDir: string): Set<string> {
 }
 
 // eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;]*m/g
+export const ANSI = /\x1b\[[0-9;]*m/g
 
 /** Parses the last summary table in test-runner's output. */
 export function parseSummary(output: string): Map<string, TestResult> {
@@ -96,10 +96,14 @@ export interface SuiteOptions {
   /** TESTS=... substring filter, for debugging one test. */
   only?: string
   extraConf?: Record<string, string>
+  /** -Q (quick mode, the default): leaves out the subtests librdkafka marks as slow. */
+  quick?: boolean
+  /** SUBTESTS=...: only subtests whose "function:line: title" contains this. */
+  subtests?: string
 }
 
 /**
- * Runs `./run-test.sh -Q -E -L -p<N>` in its own process group, so the whole tree
+ * Runs `./run-test.sh [-Q] -E -L -p<N>` in its own process group, so the whole tree
  * (run-test.sh, test-runner, any kafka-*.sh it started) is killed on timeout or
  * when this process is interrupted.
  */
@@ -128,14 +132,17 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteRun> {
   // harness fixes both itself so local and CI runs behave the same.
   delete env.CI
   delete env.TESTS
+  delete env.SUBTESTS
   if (o.only) env.TESTS = o.only
+  if (o.subtests) env.SUBTESTS = o.subtests
   const started = Date.now()
   // stdbuf: test-runner prints its summary to a pipe (fully buffered) and then
   // abort()s when a failed test leaked librdkafka threads; line buffering keeps
   // the summary from dying in the buffer.
   // -L: leave out the TEST_F_LOCAL tests (unit and mock-cluster tests). They never
   // contact a broker, are not compared, and take half the run's time.
-  const child = spawn('stdbuf', ['-oL', '-eL', './run-test.sh', '-Q', '-E', '-L', `-p${o.parallel}`], {
+  const args = [...(o.quick === false ? [] : ['-Q']), '-E', '-L', `-p${o.parallel}`]
+  const child = spawn('stdbuf', ['-oL', '-eL', './run-test.sh', ...args], {
     cwd: o.testsDir,
     env,
     detached: true,

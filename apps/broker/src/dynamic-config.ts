@@ -60,7 +60,7 @@ const STATIC_ONLY = new Set([
   'node.id', 'broker.id', 'process.roles', 'log.dir', 'log.dirs', 'num.partitions', 'auto.create.topics.enable',
   'default.replication.factor', 'offsets.topic.replication.factor', 'offsets.topic.num.partitions',
   'transaction.state.log.replication.factor', 'transaction.state.log.num.partitions', 'transaction.state.log.min.isr',
-  'socket.request.max.bytes', 'fetch.max.bytes', 'connections.max.idle.ms', 'queued.max.request.bytes',
+  'socket.request.max.bytes', 'fetch.max.bytes', 'connections.max.idle.ms', 'connections.max.reauth.ms', 'queued.max.request.bytes',
   'producer.id.expiration.check.interval.ms', 'log.retention.hours', 'log.retention.minutes', 'log.roll.hours',
   'log.roll.jitter.hours', 'advertised.listeners', 'controller.listener.names', 'controller.quorum.voters',
   'inter.broker.listener.name', 'group.initial.rebalance.delay.ms', 'delete.topic.enable', 'log.cleaner.enable',

@@ -224,7 +224,7 @@ describe('DescribeConfigs of a topic', () => {
 
 describe('DescribeConfigs of the broker', () => {
   it('reports the broker\'s settings by Kafka\'s names, with STATIC_BROKER_CONFIG for what was set', async () => {
-    const { c } = await start({ nodeId: 7, retentionMs: 1000, maxConnections: 50, flushMessages: 1, autoCreateTopics: false })
+    const { c } = await start({ nodeId: 7, retentionMs: 1000, maxConnections: 50, flushMessages: 1, autoCreateTopics: false, connectionsMaxReauthMs: 5000 })
     const r = await c.request(ApiKeys.DescribeConfigs, 4, {
       resources: [{ resourceType: 4, resourceName: '7', configurationKeys: null }],
       includeSynonyms: true,
@@ -239,6 +239,8 @@ describe('DescribeConfigs of the broker', () => {
       'max.connections': ['50', STATIC_BROKER_CONFIG],
       'log.flush.interval.messages': ['1', STATIC_BROKER_CONFIG],
       'auto.create.topics.enable': ['false', STATIC_BROKER_CONFIG],
+      // What librdkafka reads to learn the KIP-368 session lifetime (its test 0142).
+      'connections.max.reauth.ms': ['5000', STATIC_BROKER_CONFIG],
       'log.segment.bytes': ['1073741824', DEFAULT_CONFIG],
       'message.max.bytes': ['1048588', DEFAULT_CONFIG],
       'socket.request.max.bytes': ['104857600', DEFAULT_CONFIG],

@@ -27,6 +27,8 @@ const BROKER_ONLY: readonly [name: string, key: keyof BrokerConfig, type: number
   ['max.connections', 'maxConnections', ConfigType.INT, 'Connections open at once.'],
   ['max.connections.per.ip', 'maxConnectionsPerIp', ConfigType.INT, 'Connections open at once from one address.'],
   ['connections.max.idle.ms', 'connectionsMaxIdleMs', ConfigType.LONG, 'Close connections idle this long; -1 never.'],
+  // librdkafka (and its test 0142) read it to learn the re-authentication interval (KIP-368).
+  ['connections.max.reauth.ms', 'connectionsMaxReauthMs', ConfigType.LONG, 'SASL sessions must re-authenticate within this long; 0 never expires them.'],
   ['queued.max.request.bytes', 'queuedMaxRequestBytes', ConfigType.LONG, 'Memory all partial and queued requests may hold; -1 unbounded.'],
   ['producer.id.expiration.ms', 'producerIdExpirationMs', ConfigType.INT, 'Forget an idempotent producer this long after its last write.'],
 ]
