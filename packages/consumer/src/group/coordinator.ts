@@ -185,8 +185,10 @@ export class ConsumerCoordinator {
     check()
     const bytes = await this.syncGroup(assignments, check)
     check()
-    const assignment = bytes.length === 0 ? [] : flatten(decodeConsumerProtocolAssignment(bytes).assignedPartitions)
+    const decoded = bytes.length === 0 ? undefined : decodeConsumerProtocolAssignment(bytes)
+    const assignment = decoded === undefined ? [] : flatten(decoded.assignedPartitions)
     m.transition('stable')
+    this.assignors.find((a) => a.name === m.protocolName)?.onAssignment?.({ partitions: assignment, userData: decoded?.userData ?? null, generationId: m.generationId })
     await this.complete(assignment)
   }
 
@@ -330,7 +332,8 @@ export class ConsumerCoordinator {
     }
     const topics = [...new Set(members.flatMap((mm) => mm.topics))].sort()
     const counts = await this.hooks.partitionCounts(topics)
-    const result = assignor.assign({ members, partitionCounts: counts })
+    const withData = assignor.assignWithUserData?.({ members, partitionCounts: counts })
+    const result = withData?.partitions ?? assignor.assign({ members, partitionCounts: counts })
     // Whatever the assignor, a cooperative group never hands over a partition its owner still holds.
     if (this.protocol === 'cooperative') {
       const withheld = withholdTransfers(members, result)
@@ -348,7 +351,7 @@ export class ConsumerCoordinator {
       const version = Math.max(0, Math.min(SUBSCRIPTION_VERSION, versions.get(mm.memberId) ?? 0))
       return {
         memberId: mm.memberId,
-        assignment: encodeConsumerProtocolAssignment({ assignedPartitions: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), userData: null }, version),
+        assignment: encodeConsumerProtocolAssignment({ assignedPartitions: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), userData: withData?.userData.get(mm.memberId) ?? null }, version),
       }
     })
   }

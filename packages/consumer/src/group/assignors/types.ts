@@ -39,6 +39,14 @@ export interface Assignor {
   subscriptionUserData?(context: { topics: readonly string[]; generationId: number; ownedPartitions: readonly TopicPartition[] }): Uint8Array | null
   /** Partitions per member id; members left out get nothing. */
   assign(input: AssignmentInput): Map<string, TopicPartition[]>
+  /**
+   * Java's Assignment userData: when present the leader calls this instead of assign() and sends
+   * each member its bytes beside its partitions (Kafka Streams' AssignmentInfo: standby tasks,
+   * error codes).
+   */
+  assignWithUserData?(input: AssignmentInput): { partitions: Map<string, TopicPartition[]>; userData: ReadonlyMap<string, Uint8Array> }
+  /** Java's ConsumerPartitionAssignor#onAssignment: this member's assignment, before onPartitionsAssigned. */
+  onAssignment?(assignment: { partitions: TopicPartition[]; userData: Uint8Array | null; generationId: number }): void
 }
 
 /** Java's member order (AbstractPartitionAssignor.MemberInfo): static members first, by instance id, then by member id. */

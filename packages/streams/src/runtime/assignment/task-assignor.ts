@@ -1,0 +1,149 @@
+/**
+ * Task placement for a Kafka Streams group (the rules of Java's StreamsPartitionAssignor and its
+ * task assignors): tasks go to clients (processes) in proportion to their thread count, then to
+ * each client's threads; a task stays where it ran while that keeps the balance (sticky), a task
+ * without a running owner goes preferably to a client holding its state (a standby, or the most
+ * changelog offsets: KIP-441's "caught-up" client), and an active task and its standbys are never
+ * on the same client. Pure and deterministic: the same subscriptions give the same assignment.
+ */
+
+export interface ThreadInput {
+  memberId: string
+  prevActive: ReadonlySet<string>
+  prevStandby: ReadonlySet<string>
+}
+
+export interface ClientInput {
+  processId: string
+  threads: ThreadInput[]
+  /** Per task, the sum of the changelog offsets this client holds locally (from its threads' tasks and its checkpoints). */
+  offsetSums: ReadonlyMap<string, bigint>
+}
+
+export interface TaskAssignmentInput {
+  clients: ClientInput[]
+  /** Every task id ("<subtopology>_<partition>"). */
+  tasks: readonly string[]
+  /** Tasks with logged state (only they get standbys). */
+  stateful: ReadonlySet<string>
+  numStandbyReplicas: number
+}
+
+export interface TaskAssignment {
+  /** Per member id, its active and standby tasks. */
+  threads: Map<string, { active: string[]; standby: string[] }>
+  /** Standby replicas that found no client (fewer clients than num.standby.replicas + 1). */
+  unassignedStandbys: number
+}
+
+interface Bin {
+  id: string
+  capacity: number
+  /** What it ran before: kept first (stickiness). */
+  prev: ReadonlySet<string>
+  /** How much of a task's state it holds (higher wins a task nobody keeps). */
+  warmth(task: string): bigint
+}
+
+/** Orders task ids as Java's TaskId does: by sub-topology, then partition. */
+export function compareTaskIds(a: string, b: string): number {
+  const [as, ap] = a.split('_').map(Number) as [number, number]
+  const [bs, bp] = b.split('_').map(Number) as [number, number]
+  return as - bs || ap - bp
+}
+
+/**
+ * Spreads tasks over bins in proportion to capacity, as evenly as counts allow (each bin gets the
+ * floor or the ceiling of its share), keeping each bin's previous tasks where the balance lets it.
+ */
+export function distribute(tasks: readonly string[], bins: readonly Bin[]): Map<string, string[]> {
+  const out = new Map<string, string[]>(bins.map((b) => [b.id, []]))
+  if (bins.length === 0) return out
+  const total = bins.reduce((n, b) => n + b.capacity, 0)
+  const floor = new Map(bins.map((b) => [b.id, Math.floor((tasks.length * b.capacity) / total)]))
+  let extras = tasks.length - [...floor.values()].reduce((n, f) => n + f, 0)
+  const load = (b: Bin) => out.get(b.id)!.length
+  const room = (b: Bin) => load(b) < floor.get(b.id)! || (extras > 0 && load(b) === floor.get(b.id)!)
+  const place = (b: Bin, task: string) => {
+    if (load(b) >= floor.get(b.id)!) extras--
+    out.get(b.id)!.push(task)
+  }
+  const left: string[] = []
+  // First every bin keeps what it had up to its floor; then the extra slots go to bins that still have previous tasks.
+  for (const task of tasks) {
+    const b = bins.find((x) => x.prev.has(task) && load(x) < floor.get(x.id)!)
+    if (b) place(b, task)
+    else left.push(task)
+  }
+  const rest: string[] = []
+  for (const task of left) {
+    const b = bins.find((x) => x.prev.has(task) && room(x))
+    if (b) place(b, task)
+    else rest.push(task)
+  }
+  // Tasks nobody keeps: first to a bin holding their state (so a warm copy wins over balance order), then to the least loaded.
+  const cold: string[] = []
+  for (const task of rest) {
+    let best: Bin | undefined
+    for (const b of bins) if (room(b) && b.warmth(task) > 0n && (best === undefined || b.warmth(task) > best.warmth(task))) best = b
+    if (best) place(best, task)
+    else cold.push(task)
+  }
+  for (const task of cold) {
+    let best: Bin | undefined
+    for (const b of bins) if (room(b) && (best === undefined || load(b) / b.capacity < load(best) / best.capacity)) best = b
+    place(best!, task)
+  }
+  return out
+}
+
+export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
+  const clients = [...input.clients].sort((a, b) => (a.processId < b.processId ? -1 : a.processId > b.processId ? 1 : 0))
+  const tasks = [...input.tasks].sort(compareTaskIds)
+  const warmthOf = (c: ClientInput, task: string): bigint => {
+    if (c.threads.some((t) => t.prevStandby.has(task) || t.prevActive.has(task))) return (c.offsetSums.get(task) ?? 0n) + 1n
+    const s = c.offsetSums.get(task)
+    return s === undefined ? 0n : s + 1n
+  }
+  const clientBins: Bin[] = clients.map((c) => ({
+    id: c.processId,
+    capacity: Math.max(1, c.threads.length),
+    prev: new Set(c.threads.flatMap((t) => [...t.prevActive])),
+    warmth: (task) => warmthOf(c, task),
+  }))
+  const active = distribute(tasks, clientBins)
+  const owner = new Map<string, string>()
+  for (const [pid, list] of active) for (const t of list) owner.set(t, pid)
+
+  // Standbys: each replica on a client holding neither the active nor another replica of the task.
+  const standby = new Map<string, string[]>(clients.map((c) => [c.processId, []]))
+  let unassigned = 0
+  for (const task of tasks.filter((t) => input.stateful.has(t))) {
+    for (let r = 0; r < input.numStandbyReplicas; r++) {
+      let best: ClientInput | undefined
+      for (const c of clients) {
+        if (owner.get(task) === c.processId || standby.get(c.processId)!.includes(task)) continue
+        if (best === undefined) {
+          best = c
+          continue
+        }
+        const w = warmthOf(c, task) - warmthOf(best, task)
+        const load = (x: ClientInput) => standby.get(x.processId)!.length / Math.max(1, x.threads.length)
+        if (w > 0n || (w === 0n && load(c) < load(best))) best = c
+      }
+      if (best === undefined) unassigned++
+      else standby.get(best.processId)!.push(task)
+    }
+  }
+
+  const threads = new Map<string, { active: string[]; standby: string[] }>()
+  for (const c of clients) {
+    const members = [...c.threads].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0))
+    const bins = (pick: (t: ThreadInput) => ReadonlySet<string>, other: (t: ThreadInput) => ReadonlySet<string>): Bin[] =>
+      members.map((t) => ({ id: t.memberId, capacity: 1, prev: pick(t), warmth: (task) => (other(t).has(task) ? 1n : 0n) }))
+    const a = distribute(active.get(c.processId)!, bins((t) => t.prevActive, (t) => t.prevStandby))
+    const s = distribute(standby.get(c.processId)!, bins((t) => t.prevStandby, (t) => t.prevActive))
+    for (const t of members) threads.set(t.memberId, { active: a.get(t.memberId)!, standby: s.get(t.memberId)! })
+  }
+  return { threads, unassignedStandbys: unassigned }
+}
