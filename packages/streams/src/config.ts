@@ -47,12 +47,14 @@ export interface StreamsConfig {
   'heartbeat.interval.ms'?: number
   /** Static membership (KIP-345): each thread's consumer joins as `<group.instance.id>-<threadIdx>`, so a restart takes its tasks back without a rebalance. */
   'group.instance.id'?: string
+  /** Standby replicas per stateful task (default 0): warm copies of its stores on other instances, read from the changelog. */
+  'num.standby.replicas'?: number
   /** Where the clients log (default: silent). */
   logger?: Logger
 }
 
-/** Java's StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse (SHUTDOWN_APPLICATION is not offered: it needs Kafka Streams' own assignor). */
-export type StreamThreadExceptionResponse = 'REPLACE_THREAD' | 'SHUTDOWN_CLIENT'
+/** Java's StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse (SHUTDOWN_APPLICATION stops every instance of the application, KIP-671). */
+export type StreamThreadExceptionResponse = 'REPLACE_THREAD' | 'SHUTDOWN_CLIENT' | 'SHUTDOWN_APPLICATION'
 
 /** Java's StreamsUncaughtExceptionHandler: what a stream thread's fatal error does. */
 export type StreamsUncaughtExceptionHandler = (error: unknown) => StreamThreadExceptionResponse

@@ -1,9 +1,9 @@
 import type { Admin } from '@tidelog/client'
-import { rangeAssignor, type Assignor } from '@tidelog/consumer'
 import { murmur2Partition } from '@tidelog/protocol'
 import type { InternalTopologyBuilder } from '../internal/builder.js'
 import { serializeSync } from '../store.js'
 import type { Serializer } from '../serdes.js'
+import { decodeAssignmentInfo, decodeSubscriptionInfo } from '../runtime/assignment/codec.js'
 
 /** Java's HostInfo: an instance's application.server. */
 export interface HostInfo {
@@ -14,7 +14,7 @@ export interface HostInfo {
 /** Java's HostInfo.unavailable(): for an instance that set no application.server. */
 export const UNAVAILABLE_HOST: HostInfo = { host: 'unavailable', port: -1 }
 
-/** Java's KeyQueryMetadata: which instance holds a key's partition of a store. Standbys are not implemented, so the list is empty. */
+/** Java's KeyQueryMetadata: which instance holds a key's partition of a store, and which keep standby copies of it. */
 export interface KeyQueryMetadata {
   activeHost: HostInfo
   standbyHosts: HostInfo[]
@@ -23,11 +23,20 @@ export interface KeyQueryMetadata {
 
 export const KEY_QUERY_METADATA_NOT_AVAILABLE: KeyQueryMetadata = { activeHost: UNAVAILABLE_HOST, standbyHosts: [], partition: -1 }
 
-/** Java's StreamsMetadata: one instance of the application, its stores and partitions. */
+/** Java's StreamsMetadata: one instance of the application (all its threads), its stores and partitions, active and standby. */
 export interface StreamsMetadata {
   hostInfo: HostInfo
   stateStoreNames: Set<string>
   topicPartitions: { topic: string; partition: number }[]
+  standbyStateStoreNames: Set<string>
+  standbyTopicPartitions: { topic: string; partition: number }[]
+}
+
+interface Client {
+  host: HostInfo
+  partitions: { topic: string; partition: number }[]
+  /** Standby task ids ("<subtopology>_<partition>"). */
+  standby: Set<string>
 }
 
 export function parseHostInfo(server: string | undefined): HostInfo {
@@ -38,37 +47,13 @@ export function parseHostInfo(server: string | undefined): HostInfo {
   return { host: server.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port }
 }
 
-const USER_DATA_VERSION = 1
-
-/**
- * The range assignor, with this instance's application.server in its subscription userData (a
- * version byte then the UTF-8 host:port; Java's StreamsPartitionAssignor puts it in its own
- * SubscriptionInfo encoding, which this is not). Every instance reads all members' endpoints and
- * assignments back with DescribeGroups after each rebalance.
- */
-export function hostAdvertisingAssignor(applicationServer: string | undefined): Assignor {
-  const body = Buffer.from(applicationServer ?? '', 'utf8')
-  const userData = Buffer.concat([Buffer.from([USER_DATA_VERSION]), body])
-  return {
-    name: rangeAssignor.name,
-    ...(rangeAssignor.protocols ? { protocols: rangeAssignor.protocols } : {}),
-    subscriptionUserData: () => userData,
-    assign: (input) => rangeAssignor.assign(input),
-  }
-}
-
-function decodeServer(userData: Uint8Array | null | undefined): string | undefined {
-  if (!userData || userData.length < 1 || userData[0] !== USER_DATA_VERSION) return undefined
-  return Buffer.from(userData.subarray(1)).toString('utf8')
-}
-
 /**
  * Java's StreamsMetadataState: who holds which task, rebuilt from the group after each
  * assignment. A store's partition p lives with the member assigned partition p of its
  * sub-topology's source topics (co-partitioned, so the range assignor gives them to one member).
  */
 export class StreamsMetadataState {
-  private members: { host: HostInfo; partitions: { topic: string; partition: number }[] }[] = []
+  private members: Client[] = []
   private initialized = false
   private counts = new Map<string, number>()
 
@@ -90,10 +75,24 @@ export class StreamsMetadataState {
     const topics = new Set<string>()
     for (const m of group.members) for (const a of m.memberAssignment?.assignedPartitions ?? []) topics.add(a.topic)
     if (topics.size > 0) this.counts = new Map((await admin.describeTopics([...topics])).map((d) => [d.name, d.partitions.length]))
-    this.members = group.members.map((m) => ({
-      host: parseHostInfo(decodeServer(m.subscription?.userData)),
-      partitions: (m.memberAssignment?.assignedPartitions ?? []).flatMap((a) => a.partitions.map((partition) => ({ topic: a.topic, partition }))),
-    }))
+    // One entry per instance (processId), as Java's StreamsMetadata: its threads are separate members.
+    const byProcess = new Map<string, Client>()
+    for (const m of group.members) {
+      let sub
+      let asg
+      try {
+        sub = decodeSubscriptionInfo(m.subscription?.userData)
+        asg = decodeAssignmentInfo(m.memberAssignment?.userData)
+      } catch {
+        // A member whose userData cannot be read holds nothing queryable.
+      }
+      const pid = sub?.processId || `member:${m.memberId}`
+      let c = byProcess.get(pid)
+      if (c === undefined) byProcess.set(pid, (c = { host: parseHostInfo(sub?.endpoint), partitions: [], standby: new Set() }))
+      for (const a of m.memberAssignment?.assignedPartitions ?? []) for (const partition of a.partitions) c.partitions.push({ topic: a.topic, partition })
+      for (const t of asg?.standby ?? []) c.standby.add(t)
+    }
+    this.members = [...byProcess.values()]
     this.initialized = true
   }
 
@@ -103,18 +102,38 @@ export class StreamsMetadataState {
 
   /** The sub-topology's source topics as the broker names them, for the sub-topology holding `storeName`; undefined for an unknown store. */
   private sourceTopicsOf(storeName: string): string[] | undefined {
+    return this.subtopologyOf(storeName)?.topics
+  }
+
+  private subtopologyOf(storeName: string): { id: number; topics: string[] } | undefined {
     const entry = this.builder.stores.get(storeName)
     if (entry === undefined) return undefined
-    for (const names of this.builder.nodeGroups().values()) {
+    for (const [id, names] of this.builder.nodeGroups()) {
       if (!names.some((n) => entry.processors.has(n))) continue
       const topics: string[] = []
       for (const n of names) {
         const f = this.builder.nodes.get(n)!
         if (f.kind === 'source') for (const t of f.topics) topics.push(this.builder.decorate(t, this.applicationId))
       }
-      return topics
+      return { id, topics }
     }
     return undefined
+  }
+
+  /** The source partitions of a standby task id, over the topics of its sub-topology. */
+  private standbyPartitions(c: Client): { topic: string; partition: number }[] {
+    const out: { topic: string; partition: number }[] = []
+    for (const [id, names] of this.builder.nodeGroups()) {
+      for (const task of c.standby) {
+        const [sub, partition] = task.split('_').map(Number) as [number, number]
+        if (sub !== id) continue
+        for (const n of names) {
+          const f = this.builder.nodes.get(n)!
+          if (f.kind === 'source') for (const t of f.topics) out.push({ topic: this.builder.decorate(t, this.applicationId), partition })
+        }
+      }
+    }
+    return out
   }
 
   /** Java's getKeyQueryMetadataForKey with the default partitioner (murmur2 of the serialized key, over the source topic with most partitions). */
@@ -132,19 +151,24 @@ export class StreamsMetadataState {
     const partition = murmur2Partition(serializeSync(keySerializer as never, key, true, widest), n)
     const owner = this.members.find((m) => m.partitions.some((tp) => topics.includes(tp.topic) && tp.partition === partition))
     if (owner === undefined) return KEY_QUERY_METADATA_NOT_AVAILABLE
-    return { activeHost: owner.host, standbyHosts: [], partition }
+    const sub = this.subtopologyOf(storeName)!.id
+    const standbyHosts = this.members.filter((m) => m.standby.has(`${sub}_${partition}`)).map((m) => m.host)
+    return { activeHost: owner.host, standbyHosts, partition }
   }
 
   allMetadata(): StreamsMetadata[] {
     if (!this.initialized) return []
     return this.members.map((m) => {
       const stores = new Set<string>()
-      for (const [name, entry] of this.builder.stores) {
+      const standbyStores = new Set<string>()
+      const standbyPartitions = this.standbyPartitions(m)
+      for (const name of this.builder.stores.keys()) {
         const topics = this.sourceTopicsOf(name)
         // Global stores are on every instance, as Java lists them.
         if (this.isGlobalStore(name) || (topics && m.partitions.some((tp) => topics.includes(tp.topic)))) stores.add(name)
+        if (!this.isGlobalStore(name) && topics && standbyPartitions.some((tp) => topics.includes(tp.topic))) standbyStores.add(name)
       }
-      return { hostInfo: m.host, stateStoreNames: stores, topicPartitions: m.partitions }
+      return { hostInfo: m.host, stateStoreNames: stores, topicPartitions: m.partitions, standbyStateStoreNames: standbyStores, standbyTopicPartitions: standbyPartitions }
     })
   }
 }

@@ -61,7 +61,8 @@ export class StoreQueryParameters<T> {
 export interface LocalStores {
   readonly state: KafkaStreamsState
   knowsStore(name: string): boolean
-  storesNamed(name: string): { partition: number; store: StateStore }[]
+  /** With `stale`, standby tasks' copies too (enableStaleStores). */
+  storesNamed(name: string, stale: boolean): { partition: number; store: StateStore }[]
 }
 
 function checkState(local: LocalStores, name: string, stale: boolean): void {
@@ -84,7 +85,7 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
   const timestampedView = params.queryableStoreType.kind === 'timestampedKeyValue'
   const stores = (): InMemoryKeyValueStore<unknown, unknown>[] => {
     checkState(local, name, params.staleStoresEnabled)
-    const found = local.storesNamed(name).filter((s) => params.partition === undefined || s.partition === params.partition)
+    const found = local.storesNamed(name, params.staleStoresEnabled).filter((s) => params.partition === undefined || s.partition === params.partition)
     if (found.length === 0) {
       const where = params.partition === undefined ? '' : ` for partition ${params.partition}`
       throw new InvalidStateStoreException(`The state store, ${name}, may have migrated to another instance${where}.`)

@@ -11,7 +11,8 @@ import { enforceCopartitioning } from './copartition.js'
 import { GlobalStateThread } from './global-thread.js'
 import { sinkPartitionCounts } from './partition-counts.js'
 import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
-import { StreamsMetadataState, hostAdvertisingAssignor, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
+import { StreamsMetadataState, parseHostInfo, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
+import { statefulSubtopologies } from './assignment/layout.js'
 import type { Serializer } from '../serdes.js'
 
 /** Kafka Streams' defaults: commit.interval.ms is 100 under exactly_once_v2, else 30000; producers' transaction.timeout.ms 10000 under EOS. */
@@ -62,6 +63,10 @@ export class KafkaStreams {
     const threads = config['num.stream.threads'] ?? 1
     if (!Number.isInteger(threads) || threads < 1) throw new StreamsException(`Invalid value ${threads} for configuration num.stream.threads: Value must be at least 1`)
     const eos = guarantee === 'exactly_once_v2'
+    const standbys = config['num.standby.replicas'] ?? 0
+    if (!Number.isInteger(standbys) || standbys < 0) throw new StreamsException(`Invalid value ${standbys} for configuration num.standby.replicas: Value must be at least 0`)
+    // Fails early, as Java's HostInfo parsing does, on a malformed application.server.
+    parseHostInfo(config['application.server'])
     this.applicationId = appId
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
@@ -85,8 +90,10 @@ export class KafkaStreams {
       directory: new TaskDirectory(config['state.dir'] ?? defaultStateDir(), appId),
       logger: config.logger,
       onThreadState: (t, next, old) => this.onThreadState(t, next, old),
-      // Range, with application.server in the subscription userData for interactive queries.
-      assignor: hostAdvertisingAssignor(config['application.server']),
+      layout: { topicToSub: new Map(), statefulSubs: new Set(), numStandbyReplicas: standbys },
+      processId: this.processId,
+      endpoint: config['application.server'] ?? '',
+      onShutdownRequested: () => this.fail(this.failure ?? new StreamsException('the application was asked to shut down: an instance\'s uncaught exception handler answered SHUTDOWN_APPLICATION')),
       partitionsFor: (topic) => this.sinkPartitions.get(topic),
       globalStores: () => this.global?.stores,
       onAssigned: () => void this.metadataState.refresh(this.admin).catch(() => this.metadataState.invalidate()),
@@ -126,6 +133,11 @@ export class KafkaStreams {
 
   private restoredByGone = 0
 
+  /** Changelog records applied to this instance's standby stores so far (num.standby.replicas). */
+  get standbyRecords(): number {
+    return [...this.threads.values()].reduce((n, t) => n + t.standbyRecords, 0)
+  }
+
   /** Creates the internal topics, starts the stream threads (resolves once each has subscribed). */
   async start(): Promise<void> {
     if (this.state !== 'CREATED') throw new StreamsException(`KafkaStreams is not in CREATED state (it is ${this.state}): start() can only be called once`)
@@ -143,6 +155,7 @@ export class KafkaStreams {
         }
       }
       for (const t of internal.internalTopics.keys()) (this.env.repartitionTopics as Set<string>).add(internal.decorate(t, this.applicationId))
+      this.env.layout = { ...this.env.layout, topicToSub, statefulSubs: statefulSubtopologies(internal) }
       await enforceCopartitioning(internal, this.admin)
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
@@ -202,8 +215,9 @@ export class KafkaStreams {
         return streams.state
       },
       knowsStore: (name: string) => internal.stores.has(name),
-      storesNamed: (name: string) => {
-        const out = [...this.threads.values()].flatMap((thread) => [...thread.activeTasks()]).flatMap((t) => {
+      storesNamed: (name: string, stale: boolean) => {
+        // Java's enableStaleStores: a standby's copy answers too (it may lag the active).
+        const out = [...this.threads.values()].flatMap((thread) => [...thread.activeTasks(), ...(stale ? thread.standbyTasks() : [])]).flatMap((t) => {
           const s = t.stores.get(name)
           return s === undefined ? [] : [{ partition: t.id.partition, store: s }]
         })
@@ -254,6 +268,19 @@ export class KafkaStreams {
     } catch (e) {
       this.config.logger?.error({ err: e }, 'the uncaught exception handler threw; shutting down the client')
       response = 'SHUTDOWN_CLIENT'
+    }
+    if (response === 'SHUTDOWN_APPLICATION') {
+      // KIP-671: the request travels in the subscriptions; the leader hands every member SHUTDOWN_REQUESTED, this instance included.
+      this.failure ??= error
+      this.config.logger?.error({ err: error, thread: thread.name }, 'stream thread died; asking every instance of the application to shut down (SHUTDOWN_APPLICATION)')
+      const live = [...this.threads.values()].filter((t) => t.machine.state !== 'PENDING_SHUTDOWN' && t.machine.state !== 'DEAD')
+      if (live.length === 0) {
+        // As Java: with no thread left, one is added only to carry the request.
+        const messenger = this.createThread(thread.index)
+        messenger.requestShutdown()
+        messenger.start().catch((e: unknown) => this.fail(e))
+      } else for (const t of live) t.requestShutdown()
+      return
     }
     if (response === 'REPLACE_THREAD') {
       this.config.logger?.warn({ err: error, thread: thread.name }, 'stream thread died; replacing it (REPLACE_THREAD)')

@@ -1,5 +1,5 @@
 import type { Admin, Logger } from '@tidelog/client'
-import { Consumer, type Assignor } from '@tidelog/consumer'
+import { Consumer } from '@tidelog/consumer'
 import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
 import { productionResponse, type StreamsConfig } from '../config.js'
 import { StreamsException } from '../errors.js'
@@ -11,6 +11,9 @@ import { isTaskMigrated } from './migrated.js'
 import { TaskDirectory } from './task-directory.js'
 import { Machine, THREAD_STATE_TRANSITIONS, type StreamThreadState } from './state.js'
 import { changelogsOf, restoreTask } from './restore.js'
+import { StandbyTasks } from './standby.js'
+import { streamsAssignor, type TaskLayout } from './assignment/streams-assignor.js'
+import { AssignorError, type AssignmentInfo, type SubscriptionInfo } from './assignment/codec.js'
 
 interface TopicPartition {
   topic: string
@@ -37,8 +40,14 @@ export interface ThreadEnv {
   directory: TaskDirectory
   logger: Logger | undefined
   onThreadState(thread: StreamThread, next: StreamThreadState, old: StreamThreadState): void
-  /** The consumer's assignor (range, advertising application.server for interactive queries). */
-  assignor?: Assignor
+  /** What the group assignor needs of the topology (Java's StreamsPartitionAssignor). */
+  layout: TaskLayout
+  /** Java's processId: the leader groups threads into clients by it. */
+  processId: string
+  /** application.server, advertised for interactive queries ('' when unset). */
+  endpoint: string
+  /** The group told this thread SHUTDOWN_REQUESTED (KIP-671: some instance's handler answered SHUTDOWN_APPLICATION). */
+  onShutdownRequested?: (thread: StreamThread) => void
   /** Partition counts of sink topics, for StreamPartitioners. */
   partitionsFor?: (topic: string) => number | undefined
   /** The GlobalKTables' stores, once the instance has them. */
@@ -53,6 +62,7 @@ export interface ThreadMetadata {
   threadName: string
   threadState: StreamThreadState
   activeTasks: string[]
+  standbyTasks: string[]
   consumerClientId: string
   producerClientIds: string[]
   transactionalId: string | undefined
@@ -105,6 +115,12 @@ export class StreamThread {
   private shuttingDown = false
   /** Changelog records applied while restoring, over this thread's life (tests and metrics). */
   restoredRecords = 0
+  private readonly standbys: StandbyTasks
+  /** The standby tasks of the assignment being applied (from its userData). */
+  private standbyPlan: string[] = []
+  /** Sent in the next subscription: SHUTDOWN_REQUESTED once this instance asks the application to stop. */
+  private errorCode: number = AssignorError.NONE
+  private shutdownRequested = false
   commits = 0
   recoveries = 0
 
@@ -117,7 +133,7 @@ export class StreamThread {
       groupId: env.applicationId,
       autoOffsetReset: 'earliest',
       autoCommit: false,
-      assignors: [env.assignor ?? 'range'],
+      assignors: [streamsAssignor(env.layout, this, env.logger)],
       isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
       ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
       ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
@@ -132,6 +148,45 @@ export class StreamThread {
       ...(env.logger ? { logger: env.logger } : {}),
     })
     this.producer = this.newProducer()
+    this.standbys = new StandbyTasks({
+      brokers: env.brokers,
+      clientId: this.name,
+      eos: env.eos,
+      logger: env.logger,
+      positionOf: (task, changelog) => env.directory.positionsOf(task.id).get(changelog),
+      onApplied: (task, changelog, offset) => env.directory.advance(task.id, changelog, offset),
+    })
+  }
+
+  /** This thread's subscription userData: its client, what it ran and holds (Java's SubscriptionInfo). */
+  subscriptionInfo(): SubscriptionInfo {
+    const sums: Record<string, string> = {}
+    for (const [task, sum] of this.env.directory.offsetSums()) sums[task] = sum.toString()
+    return {
+      processId: this.env.processId,
+      endpoint: this.env.endpoint,
+      prevActive: [...new Set([...this.tasks.keys(), ...this.suspended.keys()])],
+      prevStandby: this.standbys.keys(),
+      offsetSums: sums,
+      errorCode: this.errorCode,
+    }
+  }
+
+  /** Called by the assignor before onPartitionsAssigned. */
+  onAssignmentInfo(info: AssignmentInfo): void {
+    this.standbyPlan = info.standby
+    if (info.errorCode === AssignorError.SHUTDOWN_REQUESTED) this.shutdownRequested = true
+  }
+
+  /** KIP-671: the next subscription carries SHUTDOWN_REQUESTED, and the thread rejoins at once to send it. */
+  requestShutdown(): void {
+    this.errorCode = AssignorError.SHUTDOWN_REQUESTED
+    if (this.machine.state !== 'CREATED') this.consumer.enforceRebalance('the application is shutting down (SHUTDOWN_APPLICATION)')
+  }
+
+  /** Changelog records applied to this thread's standby stores. */
+  get standbyRecords(): number {
+    return this.standbys.records
   }
 
   get transactionalId(): string | undefined {
@@ -143,6 +198,7 @@ export class StreamThread {
       threadName: this.name,
       threadState: this.machine.state,
       activeTasks: [...this.tasks.keys()].sort(),
+      standbyTasks: this.standbys.keys().sort(),
       consumerClientId: `${this.name}-consumer`,
       producerClientIds: [`${this.name}-producer`],
       transactionalId: this.transactionalId,
@@ -186,6 +242,7 @@ export class StreamThread {
       this.inTxn = false
       await this.consumer.close({ timeoutMs }).catch(() => {})
       await this.restoreConsumer.close().catch(() => {})
+      for (const t of await this.standbys.close()) this.closeTask(t, true)
       await this.producer.close({ timeoutMs: clean ? timeoutMs : 0 }).catch(() => {})
       for (const [, t] of [...this.tasks, ...this.suspended]) this.closeTask(t, clean)
       this.tasks.clear()
@@ -454,8 +511,27 @@ export class StreamThread {
   }
 
   private async createTask(id: TaskId): Promise<StreamTask> {
+    const { topology, applicationId } = this.env
+    const task = this.buildTask(id)
+    const changelogs = changelogsOf(task, topology.internal, applicationId)
+    const from = this.env.directory.open(id, task, changelogs, this.env.eos)
+    await this.restore(task, from)
+    return task
+  }
+
+  /** Restores a task's stores from their changelogs after `from` (a checkpoint, or a promoted standby's position). */
+  private async restore(task: StreamTask, from: ReadonlyMap<string, bigint>): Promise<void> {
+    this.restoredRecords += await restoreTask(task, changelogsOf(task, this.env.topology.internal, this.env.applicationId), {
+      reader: this.restoreConsumer,
+      from,
+      onApplied: (changelog, offset) => this.env.directory.advance(task.id, changelog, offset),
+    })
+  }
+
+  /** A task's processors and stores, nothing restored yet (a standby only ever uses the stores). */
+  private buildTask(id: TaskId): StreamTask {
     const { topology, config, applicationId } = this.env
-    const task = new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
+    return new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
       applicationId,
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
@@ -465,14 +541,6 @@ export class StreamThread {
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
     }, this.collector(id))
-    const changelogs = changelogsOf(task, topology.internal, applicationId)
-    const from = this.env.directory.open(id, task, changelogs, this.env.eos)
-    this.restoredRecords += await restoreTask(task, changelogs, {
-      reader: this.restoreConsumer,
-      from,
-      onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
-    })
-    return task
   }
 
   /** Clean: the state matches what was committed, so it may be checkpointed. Dirty: it may hold aborted writes, so it is wiped. */
@@ -484,9 +552,22 @@ export class StreamThread {
 
   private async assigned(tps: TopicPartition[]): Promise<void> {
     this.machine.to('PARTITIONS_ASSIGNED')
+    if (this.shutdownRequested) {
+      // Outside the rebalance callback: closing the consumer from inside it would wait on itself.
+      setImmediate(() => this.env.onShutdownRequested?.(this))
+      return
+    }
     const wanted = new Set(tps.map((tp) => `${this.env.topicToSub.get(tp.topic)!}_${tp.partition}`))
+    const standby = new Set(this.standbyPlan.filter((k) => !wanted.has(k)))
+    await this.standbys.pause()
+    for (const key of this.standbys.keys()) {
+      if (!standby.has(key) && !wanted.has(key)) this.closeTask(this.standbys.take(key)!, true)
+    }
     for (const [key, t] of this.suspended) {
-      if (!wanted.has(key)) this.closeTask(t, true)
+      if (wanted.has(key)) continue
+      // Java recycles an active task that becomes a standby: its stores stay as they are.
+      if (standby.has(key)) this.standbys.add(key, t, changelogsOf(t, this.env.topology.internal, this.env.applicationId))
+      else this.closeTask(t, true)
     }
     for (const key of wanted) {
       if (this.tasks.has(key)) continue
@@ -495,12 +576,31 @@ export class StreamThread {
         this.tasks.set(key, kept)
         continue
       }
-      const [sub, partition] = key.split('_').map(Number) as [number, number]
-      this.tasks.set(key, await this.createTask(new TaskId(sub, partition)))
+      const promoted = this.standbys.take(key)
+      if (promoted !== undefined) {
+        // A standby becomes active with its stores as they are: only the tail past its position is restored.
+        await this.restore(promoted, this.env.directory.positionsOf(promoted.id))
+        this.tasks.set(key, promoted)
+        continue
+      }
+      this.tasks.set(key, await this.createTask(taskIdOf(key)))
     }
     this.suspended.clear()
+    for (const key of standby) {
+      if (this.standbys.has(key)) continue
+      const task = this.buildTask(taskIdOf(key))
+      const changelogs = changelogsOf(task, this.env.topology.internal, this.env.applicationId)
+      this.env.directory.open(task.id, task, changelogs, this.env.eos)
+      this.standbys.add(key, task, changelogs)
+    }
+    this.standbys.resume()
     this.env.onAssigned?.()
     this.machine.to('RUNNING')
+  }
+
+  /** This thread's standby tasks (for interactive queries with enableStaleStores). */
+  standbyTasks(): Iterable<StreamTask> {
+    return this.standbys.stores()
   }
 
   /** This thread's active tasks (for interactive queries). */
@@ -541,4 +641,9 @@ export class StreamThread {
     }
     this.processed.clear()
   }
+}
+
+function taskIdOf(key: string): TaskId {
+  const [sub, partition] = key.split('_').map(Number) as [number, number]
+  return new TaskId(sub, partition)
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TaskId } from '../processor.js'
@@ -45,6 +45,39 @@ export class TaskDirectory {
     for (const e of readCheckpoint(file)) if (persistent.has(`${e.topic}:${e.partition}`)) out.set(`${e.topic}:${e.partition}`, e.offset)
     if (eos) deleteCheckpoint(file)
     this.positions.set(id.toString(), new Map(out))
+    return out
+  }
+
+  /** The changelog offsets an open task's stores hold (its checkpoint position; where a standby resumes reading). */
+  positionsOf(id: TaskId): ReadonlyMap<string, bigint> {
+    return this.positions.get(id.toString()) ?? new Map()
+  }
+
+  /**
+   * Java's taskOffsetSums for the subscription: per task, the sum of the changelog offsets held
+   * locally, from open tasks' positions and, for tasks not open here, their checkpoint files
+   * (so a restarted instance with persistent stores gets its tasks back). -1 offsets are skipped.
+   */
+  offsetSums(): Map<string, bigint> {
+    const out = new Map<string, bigint>()
+    let dirs: string[] = []
+    try {
+      dirs = readdirSync(this.root).filter((d) => /^\d+_\d+$/.test(d))
+    } catch {
+      // No state directory yet: nothing held locally.
+    }
+    for (const d of dirs) {
+      if (this.positions.has(d)) continue
+      try {
+        const sum = readCheckpoint(join(this.root, d, CHECKPOINT_FILE)).reduce((n, e) => n + (e.offset >= 0n ? e.offset : 0n), 0n)
+        if (sum > 0n) out.set(d, sum)
+      } catch {
+        // A malformed checkpoint only matters to the task that opens it (and fails there clearly).
+      }
+    }
+    for (const [task, m] of this.positions) {
+      if (m.size > 0) out.set(task, [...m.values()].reduce((n, o) => n + (o >= 0n ? o : 0n), 0n))
+    }
     return out
   }
 

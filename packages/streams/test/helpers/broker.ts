@@ -36,3 +36,12 @@ export function useBroker(prefix: string, ready: (b: TestBroker) => void): void 
     if (t) rmSync(t.dataDir, { recursive: true, force: true })
   })
 }
+
+/** Waits for a condition (generous deadline: the machine may be loaded), failing with what was awaited. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, deadlineMs = 60_000): Promise<void> {
+  const end = Date.now() + deadlineMs
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}

@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { murmur2Partition } from '@tidelog/protocol'
+import { describe, expect, it } from 'vitest'
+import { KafkaStreams, Materialized, QueryableStoreTypes, Serdes, StoreQueryParameters, StreamsBuilder, type ReadOnlyKeyValueStore } from '@tidelog/streams'
+import { until, useBroker, type TestBroker } from './helpers/broker.js'
+
+const S = Serdes.String()
+let t: TestBroker
+useBroker('tidelog-streams-standby-', (b) => (t = b))
+
+const KEYS = Array.from({ length: 20 }, (_, i) => `k${i}`)
+const ROUNDS = 10
+const counts = StoreQueryParameters.fromNameAndType('sb-counts', QueryableStoreTypes.keyValueStore<string, number>())
+
+function app(server: string, stateDir: string, guarantee: 'at_least_once' | 'exactly_once_v2'): KafkaStreams {
+  const b = new StreamsBuilder()
+  b.stream<string, string>(`sb-words-${guarantee}`).groupByKey().count(Materialized.as('sb-counts'))
+  return new KafkaStreams(b.build(), {
+    'application.id': `sb-app-${guarantee}`,
+    'bootstrap.servers': t.brokers,
+    'default.key.serde': S,
+    'default.value.serde': S,
+    'processing.guarantee': guarantee,
+    'commit.interval.ms': 100,
+    'num.standby.replicas': 1,
+    'application.server': server,
+    'state.dir': stateDir,
+  })
+}
+
+/** Sums the counts one instance can see; stale includes its standby copies. */
+function seen(s: KafkaStreams, stale: boolean, partition: number): number {
+  try {
+    const store: ReadOnlyKeyValueStore<string, number> = s.store(stale ? counts.enableStaleStores().withPartition(partition) : counts.withPartition(partition))
+    return store.all().reduce((n, kv) => n + kv.value, 0)
+  } catch {
+    return -1
+  }
+}
+
+describe('num.standby.replicas on the tidelog broker', () => {
+  for (const guarantee of ['at_least_once', 'exactly_once_v2'] as const) {
+    it(`${guarantee}: the standby stays caught up, is reported as standbyHosts, answers stale queries, and takes over without restoring`, async () => {
+      const topic = `sb-words-${guarantee}`
+      await t.admin.createTopics([{ name: topic, partitions: 2 }])
+      const dir = mkdtempSync(join(tmpdir(), 'tidelog-standby-state-'))
+      const a = app('a.example:1', join(dir, 'a'), guarantee)
+      const b = app('b.example:2', join(dir, 'b'), guarantee)
+      try {
+        await a.start()
+        await b.start()
+        const tasksOf = (s: KafkaStreams, kind: 'activeTasks' | 'standbyTasks') => s.metadataForLocalThreads().flatMap((m) => m[kind])
+        await until('each instance runs one task and keeps the other as a standby', () =>
+          a.state === 'RUNNING' && b.state === 'RUNNING' && tasksOf(a, 'activeTasks').length === 1 && tasksOf(b, 'activeTasks').length === 1 && tasksOf(a, 'standbyTasks').length === 1 && tasksOf(b, 'standbyTasks').length === 1)
+        // An active and its standby are never on the same instance.
+        expect(tasksOf(a, 'standbyTasks')).toEqual(tasksOf(b, 'activeTasks'))
+        expect(tasksOf(b, 'standbyTasks')).toEqual(tasksOf(a, 'activeTasks'))
+        for (let r = 0; r < ROUNDS; r++) await t.producer.send(KEYS.map((k) => ({ topic, key: k, value: 'x' })))
+        const perPartition = [0, 1].map((p) => KEYS.filter((k) => murmur2Partition(Buffer.from(k), 2) === p).length * ROUNDS)
+        const aPart = Number(tasksOf(a, 'activeTasks')[0]!.split('_')[1])
+        const bPart = 1 - aPart
+        // The active's counts, and the same counts in the other instance's standby copy (a stale query).
+        await until('the actives counted everything', () => seen(a, false, aPart) === perPartition[aPart] && seen(b, false, bPart) === perPartition[bPart])
+        await until('the standbys caught up', () => seen(b, true, aPart) === perPartition[aPart] && seen(a, true, bPart) === perPartition[bPart])
+        expect(() => b.store(counts.withPartition(aPart)).all()).toThrow(/may have migrated/)
+        expect(b.standbyRecords).toBeGreaterThanOrEqual(perPartition[aPart]!)
+        const key = KEYS.find((k) => murmur2Partition(Buffer.from(k), 2) === aPart)!
+        await until('metadata is known', () => a.queryMetadataForKey('sb-counts', key, S)?.partition === aPart)
+        expect(a.queryMetadataForKey('sb-counts', key, S)).toEqual({ activeHost: { host: 'a.example', port: 1 }, standbyHosts: [{ host: 'b.example', port: 2 }], partition: aPart })
+        const all = a.metadataForAllStreamsClients().find((m) => m.hostInfo.host === 'b.example')!
+        expect([...all.standbyStateStoreNames]).toEqual(['sb-counts'])
+        expect(all.standbyTopicPartitions).toEqual([{ topic, partition: aPart }])
+
+        const restoredBefore = b.restoredRecords
+        await a.close()
+        await until('b runs both tasks', () => b.state === 'RUNNING' && tasksOf(b, 'activeTasks').length === 2)
+        // The promoted standby was already at the changelog's end: nothing is restored.
+        expect(b.restoredRecords - restoredBefore).toBe(0)
+        expect(seen(b, false, aPart)).toBe(perPartition[aPart])
+        // And it keeps counting from there.
+        await t.producer.send([{ topic, key, value: 'x' }])
+        await until('the promoted task counts on', () => seen(b, false, aPart) === perPartition[aPart]! + 1)
+      } finally {
+        await a.close()
+        await b.close()
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }, 60_000)
+  }
+})
