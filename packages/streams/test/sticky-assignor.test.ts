@@ -88,6 +88,13 @@ describe('task assignor: standby replicas', () => {
     expect(active.get('b')).toEqual(expect.arrayContaining(['0_3', '0_4']))
   })
 
+  it('an orphaned task goes to its standby even past that client\'s share (no restore from scratch), as Java\'s HA assignor', () => {
+    // b ran 0_0 and 0_1 and keeps the standby of 0_2, whose owner is gone; c is new and holds nothing.
+    const r = byClient(assignTasks({ clients: [client('b', [['0_0', '0_1']], [['0_2']]), client('c', [[]], [[]])], tasks: tasks(4), stateful: new Set(tasks(4)), numStandbyReplicas: 1 }), 'active')
+    expect(r.get('b')).toEqual(['0_0', '0_1', '0_2'])
+    expect(r.get('c')).toEqual(['0_3'])
+  })
+
   it('prefers the client with the most changelog offsets (least lag) for a task nobody ran', () => {
     const r = byClient(assignTasks({ clients: [client('a', [[]], [], { '0_0': 10n }), client('b', [[]], [], { '0_0': 900n })], tasks: tasks(2), stateful: new Set(tasks(2)), numStandbyReplicas: 0 }), 'active')
     expect(r.get('b')).toContain('0_0')

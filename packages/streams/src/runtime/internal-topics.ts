@@ -1,4 +1,5 @@
-import type { Admin } from '@tidelog/client'
+import { AdminError, ProtocolError, type Admin } from '@tidelog/client'
+import { ErrorCodes } from '@tidelog/protocol'
 import type { InternalTopologyBuilder } from '../internal/builder.js'
 import { StreamsException } from '../errors.js'
 
@@ -70,7 +71,7 @@ export async function planInternalTopics(builder: InternalTopologyBuilder, appli
 }
 
 /** Creates what is missing; an existing topic with another partition count is an error, as in Java. */
-export async function createInternalTopics(admin: Admin, topics: TopicPlan[], replicationFactor: number | undefined): Promise<void> {
+export async function createInternalTopics(admin: Admin, topics: TopicPlan[], replicationFactor: number | undefined, retry = true): Promise<void> {
   if (topics.length === 0) return
   const existing = new Map<string, number>()
   const names = new Set(await admin.listTopics())
@@ -84,10 +85,17 @@ export async function createInternalTopics(admin: Admin, topics: TopicPlan[], re
   }
   const missing = topics.filter((t) => !existing.has(t.name))
   if (missing.length === 0) return
-  await admin.createTopics(missing.map((t) => ({
-    name: t.name,
-    partitions: t.partitions,
-    ...(replicationFactor !== undefined && replicationFactor > 0 ? { replicationFactor } : {}),
-    configs: t.configs,
-  })))
+  try {
+    await admin.createTopics(missing.map((t) => ({
+      name: t.name,
+      partitions: t.partitions,
+      ...(replicationFactor !== undefined && replicationFactor > 0 ? { replicationFactor } : {}),
+      configs: t.configs,
+    })))
+  } catch (e) {
+    // Instances starting together race to create them (Java's InternalTopicManager retries on
+    // TopicExistsException): whoever lost checks what the winner created, once.
+    if (!(e instanceof AdminError) || !e.errors.every((x) => x instanceof ProtocolError && x.code === ErrorCodes.TOPIC_ALREADY_EXISTS) || !retry) throw e
+    await createInternalTopics(admin, topics, replicationFactor, false)
+  }
 }

@@ -54,7 +54,8 @@ export function compareTaskIds(a: string, b: string): number {
 
 /**
  * Spreads tasks over bins in proportion to capacity, as evenly as counts allow (each bin gets the
- * floor or the ceiling of its share), keeping each bin's previous tasks where the balance lets it.
+ * floor or the ceiling of its share), keeping each bin's previous tasks where the balance lets it;
+ * only an orphaned task with a warm copy may push its bin past its share (see below).
  */
 export function distribute(tasks: readonly string[], bins: readonly Bin[]): Map<string, string[]> {
   const out = new Map<string, string[]>(bins.map((b) => [b.id, []]))
@@ -81,11 +82,15 @@ export function distribute(tasks: readonly string[], bins: readonly Bin[]): Map<
     if (b) place(b, task)
     else rest.push(task)
   }
-  // Tasks nobody keeps: first to a bin holding their state (so a warm copy wins over balance order), then to the least loaded.
+  // A task whose owner is gone goes to the bin holding the most of its state (a standby) even past
+  // its share, as Java's HighAvailabilityTaskAssignor puts stateful actives on caught-up clients
+  // first: moving it to balance would restore it from scratch. Other tasks nobody keeps go where a
+  // warm copy is if that bin has room, else to the least loaded.
   const cold: string[] = []
   for (const task of rest) {
+    const orphan = !bins.some((b) => b.prev.has(task))
     let best: Bin | undefined
-    for (const b of bins) if (room(b) && b.warmth(task) > 0n && (best === undefined || b.warmth(task) > best.warmth(task))) best = b
+    for (const b of bins) if ((orphan || room(b)) && b.warmth(task) > 0n && (best === undefined || b.warmth(task) > best.warmth(task))) best = b
     if (best) place(best, task)
     else cold.push(task)
   }
