@@ -1,3 +1,4 @@
+import { Consumer } from '@tidelog/consumer'
 import { describe, expect, it } from 'vitest'
 import { KafkaStreams, Materialized, QueryableStoreTypes, Serdes, StoreQueryParameters, StreamsBuilder } from '@tidelog/streams'
 import { until, useBroker, type TestBroker } from './helpers/broker.js'
@@ -32,6 +33,19 @@ describe('sticky task placement across rebalances (tidelog broker)', () => {
       await a.start()
       await b.start()
       await until('a and b hold 3 tasks each', () => settled(new Map([[a, 3], [b, 3]])))
+      // A member with another assignor (a Java instance, whose is "stream", or a plain consumer) is refused, not misread.
+      const intruder = new Consumer({ brokers: t.brokers, groupId: 'st-app', assignors: ['range'] })
+      try {
+        await intruder.subscribe(['st-in'])
+        const ac = new AbortController()
+        const timer = setTimeout(() => ac.abort(), 30_000)
+        await expect((async () => {
+          for await (const _ of intruder.batches({ signal: ac.signal })) void _
+        })()).rejects.toThrow(/INCONSISTENT_GROUP_PROTOCOL/)
+        clearTimeout(timer)
+      } finally {
+        await intruder.close()
+      }
       await t.producer.send(Array.from({ length: 60 }, (_, i) => ({ topic: 'st-in', key: `k${i}`, value: 'v', partition: i % 6 })))
       const before = { a: active(a), b: active(b) }
       await until('everything is counted', () => counted(a) + counted(b) === 60)
