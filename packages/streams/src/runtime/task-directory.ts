@@ -20,6 +20,12 @@ export function defaultStateDir(): string {
 export class TaskDirectory {
   private readonly root: string
   private readonly positions = new Map<string, Map<string, bigint>>()
+  /**
+   * Which task object holds each directory: a task moving between two threads of this instance
+   * may be opened by its new thread before the old one closes it, and the late close must not
+   * drop the new owner's positions, checkpoint them or wipe its directory.
+   */
+  private readonly owners = new Map<string, StreamTask>()
 
   constructor(stateDir: string, applicationId: string) {
     this.root = join(stateDir, applicationId)
@@ -45,6 +51,7 @@ export class TaskDirectory {
     for (const e of readCheckpoint(file)) if (persistent.has(`${e.topic}:${e.partition}`)) out.set(`${e.topic}:${e.partition}`, e.offset)
     if (eos) deleteCheckpoint(file)
     this.positions.set(id.toString(), new Map(out))
+    this.owners.set(id.toString(), task)
     return out
   }
 
@@ -93,15 +100,17 @@ export class TaskDirectory {
    * the whole task directory is wiped (Java's TaskManager closing a task dirty under EOS).
    */
   close(task: StreamTask, changelogs: readonly ChangelogPartition[], clean: boolean, eos: boolean): void {
+    if (task.stores.size > 0 && this.owners.get(task.id.toString()) !== task) return
     if (clean) this.checkpoint(task, changelogs)
     else if (eos) this.wipe(task.id)
     else deleteCheckpoint(join(this.taskDir(task.id), CHECKPOINT_FILE))
     this.positions.delete(task.id.toString())
+    this.owners.delete(task.id.toString())
   }
 
   /** Writes the task's checkpoint (after its stores were flushed): at_least_once after each commit, and on every clean close. */
   checkpoint(task: StreamTask, changelogs: readonly ChangelogPartition[]): void {
-    if (task.stores.size === 0) return
+    if (task.stores.size === 0 || this.owners.get(task.id.toString()) !== task) return
     const file = join(this.taskDir(task.id), CHECKPOINT_FILE)
     const positions = this.positions.get(task.id.toString())
     const entries: CheckpointEntry[] = []
