@@ -41,6 +41,14 @@ function seen(s: KafkaStreams, stale: boolean, partition: number): number {
 }
 
 describe('num.standby.replicas on the tidelog broker', () => {
+  it('refuses a negative or fractional num.standby.replicas with Java\'s message', () => {
+    const b = new StreamsBuilder()
+    b.stream('x').to('y')
+    for (const n of [-1, 0.5]) {
+      expect(() => new KafkaStreams(b.build(), { 'application.id': 'sb-bad', 'bootstrap.servers': t.brokers, 'num.standby.replicas': n })).toThrow(`Invalid value ${n} for configuration num.standby.replicas: Value must be at least 0`)
+    }
+  })
+
   for (const guarantee of ['at_least_once', 'exactly_once_v2'] as const) {
     it(`${guarantee}: the standby stays caught up, is reported as standbyHosts, answers stale queries, and takes over without restoring`, async () => {
       const topic = `sb-words-${guarantee}`

@@ -11,7 +11,7 @@ import { enforceCopartitioning } from './copartition.js'
 import { GlobalStateThread } from './global-thread.js'
 import { sinkPartitionCounts } from './partition-counts.js'
 import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
-import { StreamsMetadataState, parseHostInfo, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
+import { StreamsMetadataState, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
 import { statefulSubtopologies } from './assignment/layout.js'
 import type { Serializer } from '../serdes.js'
 
@@ -65,8 +65,6 @@ export class KafkaStreams {
     const eos = guarantee === 'exactly_once_v2'
     const standbys = config['num.standby.replicas'] ?? 0
     if (!Number.isInteger(standbys) || standbys < 0) throw new StreamsException(`Invalid value ${standbys} for configuration num.standby.replicas: Value must be at least 0`)
-    // Fails early, as Java's HostInfo parsing does, on a malformed application.server.
-    parseHostInfo(config['application.server'])
     this.applicationId = appId
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
