@@ -19,6 +19,8 @@ export interface SessionStore<K, V> extends StateStore {
   /** Sessions of `key` ending at or after `earliestSessionEndTime` and starting at or before `latestSessionStartTime`. */
   findSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(keyFrom: K | undefined, keyTo: K | undefined, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  /** Every key's sessions ending in [earliestSessionEndTime, latestSessionEndTime] (KIP-825, what emit-on-close reads). */
+  findSessions(earliestSessionEndTime: number, latestSessionEndTime: number): KeyValue<Windowed<K>, V>[]
   backwardFindSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined
   fetch(key: K): KeyValue<Windowed<K>, V>[]
@@ -46,7 +48,22 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
     private readonly keySerde: Serde<K>,
     private readonly valueSerde: Serde<V>,
     private readonly logging: boolean,
+    /**
+     * The store of an emit-on-window-close aggregation (KIP-825; Java's time-ordered
+     * RocksDBTimeOrderedSessionStore): it reads without clamping to retention and drops
+     * sessions a whole segment (max(retention / 2, 60 s) of end times) at a time, so a session
+     * that closes as stream time jumps far ahead is still there to be emitted.
+     */
+    readonly timeOrdered = false,
   ) {}
+
+  /** The earliest session end still live. */
+  private minLive(): number {
+    if (!this.timeOrdered) return this.observedStreamTime - this.retentionPeriodMs + 1
+    const interval = Math.max(Math.floor(this.retentionPeriodMs / 2), 60_000)
+    const limit = this.observedStreamTime - this.retentionPeriodMs
+    return limit < 0 ? limit : Math.floor(limit / interval) * interval
+  }
 
   init(context: StateStoreContext): void {
     this.context = context
@@ -83,8 +100,13 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   findSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(keyFrom: K | undefined, keyTo: K | undefined, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  findSessions(earliestSessionEndTime: number, latestSessionEndTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(...args: unknown[]): KeyValue<Windowed<K>, V>[] {
     this.checkOpen()
+    if (args.length === 2) {
+      const [e, l] = args as [number, number]
+      return this.scan(undefined, undefined, e, Number.MAX_SAFE_INTEGER, l)
+    }
     if (args.length === 3) {
       const [key, e, l] = args as [K, number, number]
       const k = this.k(key)
@@ -100,7 +122,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined {
     this.checkOpen()
-    if (sessionEndTime <= this.observedStreamTime - this.retentionPeriodMs) return undefined
+    if (sessionEndTime < this.minLive()) return undefined
     const b = this.byEnd.get(sessionEndTime)?.get(this.k(key).toString('latin1'))?.get(sessionStartTime)
     return b === undefined ? undefined : deserializeSync(this.valueSerde, b, false)
   }
@@ -115,7 +137,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   private putBytes(key: Buffer, start: number, end: number, value: Buffer | null): void {
     this.observedStreamTime = Math.max(this.observedStreamTime, end)
-    if (end <= this.observedStreamTime - this.retentionPeriodMs) {
+    if (end < this.minLive()) {
       this.expiredRecords++
       return
     }
@@ -139,15 +161,15 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
       keys.set(id, starts)
     }
     starts.set(start, value)
-    this.byEnd.dropThrough(this.observedStreamTime - this.retentionPeriodMs)
+    this.byEnd.dropThrough(this.minLive() - 1)
   }
 
-  private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number): KeyValue<Windowed<K>, V>[] {
-    const lo = Math.max(earliestEnd, this.observedStreamTime - this.retentionPeriodMs + 1)
+  private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number, latestEnd = Number.MAX_SAFE_INTEGER): KeyValue<Windowed<K>, V>[] {
+    const lo = Math.max(earliestEnd, this.minLive())
     const fromId = from?.toString('latin1')
     const toId = to?.toString('latin1')
     const out: KeyValue<Windowed<K>, V>[] = []
-    for (const end of this.byEnd.between(lo, Number.MAX_SAFE_INTEGER)) {
+    for (const end of this.byEnd.between(lo, latestEnd)) {
       const keys = this.byEnd.get(end)!
       const ids = fromId !== undefined && fromId === toId ? (keys.has(fromId) ? [fromId] : []) : [...keys.keys()].sort()
       for (const id of ids) {
@@ -177,6 +199,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 export interface SessionBytesStoreSupplier {
   readonly name: string
   readonly retentionPeriodMs: number
+  readonly timeOrdered?: boolean
 }
 
 export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionStore<K, V>> {
@@ -206,7 +229,7 @@ export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionSt
   }
 
   build(): InMemorySessionStore<K, V> {
-    return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled)
+    return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled, this.supplier.timeOrdered === true)
   }
 }
 

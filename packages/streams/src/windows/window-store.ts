@@ -141,7 +141,18 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     private readonly logging: boolean,
     /** Values are ValueAndTimestamp (Java's TimestampedWindowStore, the DSL's aggregations). */
     readonly timestamped = false,
+    /**
+     * The store of an emit-on-window-close aggregation (KIP-825; Java's time-ordered
+     * RocksDbIndexedTimeOrderedWindowBytesStoreSupplier): its reads keep windows starting at
+     * exactly `observedStreamTime - retention`, one millisecond more than the other stores.
+     */
+    readonly timeOrdered = false,
   ) {}
+
+  /** The earliest window start still live (Java's getActualFrom). */
+  private minLive(): number {
+    return this.observedStreamTime - this.retentionPeriodMs + (this.timeOrdered ? 0 : 1)
+  }
 
   init(context: StateStoreContext): void {
     this.context = context
@@ -182,7 +193,7 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     this.checkOpen()
     if (args.length === 2) {
       const [key, time] = args as [K, number]
-      if (time <= this.observedStreamTime - this.retentionPeriodMs) return undefined
+      if (time < this.minLive()) return undefined
       if (this.retainDuplicates) {
         const first = this.single(this.k(key), time, time)[0]
         return first === undefined ? undefined : this.v(first.value)
@@ -223,7 +234,7 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
 
   private putBytes(key: Buffer, value: Buffer | null, start: number, seq: number): void {
     this.observedStreamTime = Math.max(this.observedStreamTime, start)
-    if (start <= this.observedStreamTime - this.retentionPeriodMs) {
+    if (start < this.minLive()) {
       this.expiredRecords++
       return
     }
@@ -268,7 +279,7 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
 
   /** Java drops whole expired windows eagerly on put and before reads. */
   private expire(): void {
-    const limit = this.observedStreamTime - this.retentionPeriodMs
+    const limit = this.minLive() - 1
     for (const seg of this.segments.dropThrough(limit)) {
       for (const e of seg.values()) {
         const keyId = e.key.toString('latin1')
@@ -281,14 +292,14 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
   }
 
   private liveStarts(from: number, to: number): number[] {
-    return this.segments.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)
+    return this.segments.between(Math.max(from, this.minLive()), to)
   }
 
   private single(key: Buffer, from: number, to: number): { start: number; value: Buffer }[] {
     const idx = this.byKey.get(key.toString('latin1'))
     if (idx === undefined) return []
     const out: { start: number; value: Buffer }[] = []
-    for (const start of idx.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)) {
+    for (const start of idx.between(Math.max(from, this.minLive()), to)) {
       for (const e of idx.get(start)!) out.push({ start, value: e.value })
     }
     return out
@@ -338,6 +349,8 @@ export interface WindowBytesStoreSupplier {
   readonly retentionPeriodMs: number
   readonly windowSizeMs: number
   readonly retainDuplicates: boolean
+  /** Emit-on-window-close stores (KIP-825): see InMemoryWindowStore#timeOrdered. */
+  readonly timeOrdered?: boolean
 }
 
 export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStore<K, V>> {
@@ -374,7 +387,7 @@ export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStor
 
   build(): InMemoryWindowStore<K, V> {
     const s = this.supplier
-    return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+    return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, s.timeOrdered === true)
   }
 }
 
