@@ -50,16 +50,22 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
     private readonly logging: boolean,
     /**
      * The store of an emit-on-window-close aggregation (KIP-825; Java's time-ordered
-     * RocksDBTimeOrderedSessionStore): it reads without clamping to retention and drops
-     * sessions a whole segment (max(retention / 2, 60 s) of end times) at a time, so a session
-     * that closes as stream time jumps far ahead is still there to be emitted.
+     * RocksDBTimeOrderedSessionStore): its reads by key keep sessions ending at exactly
+     * `observedStreamTime - retention`, and the scan by end time that emits closed sessions
+     * does not clamp at all: sessions go a whole segment (max(retention / 2, 60 s) of end
+     * times) at a time, so a session that closes as stream time jumps far ahead is still emitted.
      */
     readonly timeOrdered = false,
   ) {}
 
-  /** The earliest session end still live. */
+  /** The earliest session end reads by key return. */
+  private readFloor(): number {
+    return this.observedStreamTime - this.retentionPeriodMs + (this.timeOrdered ? 0 : 1)
+  }
+
+  /** The earliest session end still stored. */
   private minLive(): number {
-    if (!this.timeOrdered) return this.observedStreamTime - this.retentionPeriodMs + 1
+    if (!this.timeOrdered) return this.readFloor()
     const interval = Math.max(Math.floor(this.retentionPeriodMs / 2), 60_000)
     const limit = this.observedStreamTime - this.retentionPeriodMs
     return limit < 0 ? limit : Math.floor(limit / interval) * interval
@@ -105,15 +111,15 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
     this.checkOpen()
     if (args.length === 2) {
       const [e, l] = args as [number, number]
-      return this.scan(undefined, undefined, e, Number.MAX_SAFE_INTEGER, l)
+      return this.scan(undefined, undefined, Math.max(e, this.minLive()), Number.MAX_SAFE_INTEGER, l)
     }
     if (args.length === 3) {
       const [key, e, l] = args as [K, number, number]
       const k = this.k(key)
-      return this.scan(k, k, e, l)
+      return this.scan(k, k, Math.max(e, this.readFloor()), l)
     }
     const [kf, kt, e, l] = args as [K | undefined, K | undefined, number, number]
-    return this.scan(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), e, l)
+    return this.scan(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), Math.max(e, this.readFloor()), l)
   }
 
   backwardFindSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[] {
@@ -122,7 +128,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined {
     this.checkOpen()
-    if (sessionEndTime < this.minLive()) return undefined
+    if (sessionEndTime < this.readFloor()) return undefined
     const b = this.byEnd.get(sessionEndTime)?.get(this.k(key).toString('latin1'))?.get(sessionStartTime)
     return b === undefined ? undefined : deserializeSync(this.valueSerde, b, false)
   }
@@ -165,7 +171,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
   }
 
   private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number, latestEnd = Number.MAX_SAFE_INTEGER): KeyValue<Windowed<K>, V>[] {
-    const lo = Math.max(earliestEnd, this.minLive())
+    const lo = earliestEnd
     const fromId = from?.toString('latin1')
     const toId = to?.toString('latin1')
     const out: KeyValue<Windowed<K>, V>[] = []
