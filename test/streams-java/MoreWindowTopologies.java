@@ -5,17 +5,21 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.CogroupedKStream;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.EmitStrategy;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Named;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.SlidingWindows;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.WindowedSerdes;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.WindowStore;
 
@@ -80,6 +84,38 @@ public final class MoreWindowTopologies {
                     .aggregate(() -> "", (k, v, a) -> a + v, (k, a1, a2) -> a1 + "|" + a2, Materialized.<String, String, SessionStore<Bytes, byte[]>>as("sess-final").withValueSerde(S));
                 out(s, "sess-final-out");
                 s.toStream().to("sess-final-windowed", Produced.with(WindowedSerdes.sessionWindowedSerdeFrom(String.class), S));
+                return b.build();
+            }
+            case "cogroup": {
+                final KGroupedStream<String, String> clicks = b.stream("clicks", Consumed.with(S, S)).groupByKey();
+                final KGroupedStream<String, String> views = b.stream("views", Consumed.with(S, S)).groupByKey();
+                final KGroupedStream<String, String> buys = b.stream("buys", Consumed.with(S, S)).groupBy((k, v) -> v, Grouped.with(S, S));
+                clicks.<String>cogroup((k, v, a) -> a + "c" + v)
+                    .cogroup(views, (k, v, a) -> a + "v" + v)
+                    .cogroup(buys, (k, v, a) -> a + "b" + v)
+                    .aggregate(() -> "", Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("cog-store").withValueSerde(S))
+                    .toStream()
+                    .to("cog-out", Produced.with(S, S));
+                clicks.<Long>cogroup((k, v, a) -> a + 1)
+                    .cogroup(views, (k, v, a) -> a + 10)
+                    .aggregate(() -> 0L, Named.as("tally"), Materialized.with(S, L))
+                    .toStream()
+                    .mapValues(v -> String.valueOf(v))
+                    .to("tally-out", Produced.with(S, S));
+                return b.build();
+            }
+            case "cogroup-windowed": {
+                final KGroupedStream<String, String> lower = b.stream("lower", Consumed.with(S, S)).groupByKey();
+                final KGroupedStream<String, String> upper = b.stream("upper", Consumed.with(S, S)).groupByKey();
+                out(lower.<String>cogroup((k, v, a) -> a + v).cogroup(upper, (k, v, a) -> a + v.toUpperCase())
+                    .windowedBy(TimeWindows.ofSizeAndGrace(ms(10), ms(2)))
+                    .aggregate(() -> "", Materialized.<String, String, WindowStore<Bytes, byte[]>>as("cog-win").withValueSerde(S)), "cog-win-out");
+                out(lower.<String>cogroup((k, v, a) -> a + v).cogroup(upper, (k, v, a) -> a + v.toUpperCase())
+                    .windowedBy(SlidingWindows.ofTimeDifferenceWithNoGrace(ms(5)))
+                    .aggregate(() -> "", Materialized.<String, String, WindowStore<Bytes, byte[]>>with(S, S)), "cog-slide-out");
+                final CogroupedKStream<String, String> sessions = lower.<String>cogroup((k, v, a) -> a + v).cogroup(upper, (k, v, a) -> a + v.toUpperCase());
+                out(sessions.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(ms(4)))
+                    .aggregate(() -> "", (k, x, y) -> x + "|" + y, Named.as("sess"), Materialized.<String, String, SessionStore<Bytes, byte[]>>with(S, S)), "cog-sess-out");
                 return b.build();
             }
             default:

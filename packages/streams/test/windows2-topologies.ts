@@ -5,7 +5,7 @@
  * golden/windows2-java-outputs.json. Change both together, then regenerate with
  * `node --import tsx test/streams-java/regenerate-windows.ts`.
  */
-import { Consumed, EmitStrategy, Materialized, Produced, Serdes, SessionWindows, SlidingWindows, StreamsBuilder, TimeWindows, WindowedSerdes, type KTable, type Topology, type Windowed } from '@tidelog/streams'
+import { Consumed, EmitStrategy, Grouped, Materialized, Named, Produced, Serdes, SessionWindows, SlidingWindows, StreamsBuilder, TimeWindows, WindowedSerdes, type KTable, type Topology, type Windowed } from '@tidelog/streams'
 
 const S = Serdes.String()
 const L = Serdes.Long()
@@ -47,6 +47,33 @@ export function buildWindows2Topology(name: string): Topology {
         .aggregate(() => '', (_k, v, a) => a + v, (_k, a1, a2) => `${a1}|${a2}`, Materialized.as<string, string>('sess-final').withValueSerde(S))
       out(s, 'sess-final-out')
       s.toStream().to('sess-final-windowed', Produced.with(WindowedSerdes.sessionWindowedSerdeFrom(S), S))
+      return b.build()
+    }
+    case 'cogroup': {
+      const clicks = b.stream('clicks', Consumed.with(S, S)).groupByKey()
+      const views = b.stream('views', Consumed.with(S, S)).groupByKey()
+      const buys = b.stream('buys', Consumed.with(S, S)).groupBy((_k, v) => v, Grouped.with(S, S))
+      clicks.cogroup<string>((_k, v, a) => `${a}c${v}`)
+        .cogroup(views, (_k, v, a) => `${a}v${v}`)
+        .cogroup(buys, (_k, v, a) => `${a}b${v}`)
+        .aggregate(() => '', Materialized.as<string, string>('cog-store').withValueSerde(S))
+        .toStream()
+        .to('cog-out', Produced.with(S, S))
+      clicks.cogroup<number>((_k, _v, a) => a + 1)
+        .cogroup(views, (_k, _v, a) => a + 10)
+        .aggregate(() => 0, Named.as('tally'), Materialized.with(S, L))
+        .toStream()
+        .mapValues((v) => String(v))
+        .to('tally-out', Produced.with(S, S))
+      return b.build()
+    }
+    case 'cogroup-windowed': {
+      const lower = b.stream('lower', Consumed.with(S, S)).groupByKey()
+      const upper = b.stream('upper', Consumed.with(S, S)).groupByKey()
+      const both = () => lower.cogroup<string>((_k, v, a) => a + v).cogroup(upper, (_k, v, a) => a + v.toUpperCase())
+      out(both().windowedBy(TimeWindows.ofSizeAndGrace(10, 2)).aggregate(() => '', Materialized.as<string, string>('cog-win').withValueSerde(S)), 'cog-win-out')
+      out(both().windowedBy(SlidingWindows.ofTimeDifferenceWithNoGrace(5)).aggregate(() => '', Materialized.with(S, S)), 'cog-slide-out')
+      out(both().windowedBy(SessionWindows.ofInactivityGapWithNoGrace(4)).aggregate(() => '', (_k, x, y) => `${x}|${y}`, Named.as('sess'), Materialized.with(S, S)), 'cog-sess-out')
       return b.build()
     }
     default:

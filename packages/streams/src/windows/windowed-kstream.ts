@@ -103,22 +103,8 @@ export class TimeWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows instanceof TimeWindows ? this.windows.size() : this.windows.timeDifferenceMs
   }
 
-  /**
-   * Java's WindowStoreMaterializer / SlidingWindowStoreMaterializer: retention defaults to
-   * size + grace (2 * difference + grace for sliding windows, which look back that far) and may
-   * not be set below that.
-   */
   protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
-    const w = this.windows
-    const minimum = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
-    const retention = retentionMs ?? minimum
-    if (retention < minimum) {
-      throw new RangeError(w instanceof TimeWindows
-        ? `The retention period of the window store ${name} must be no smaller than its window size plus the grace period. Got size=[${w.size()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`
-        : `The retention period of the window store ${name} must be no smaller than 2 * time difference plus the grace period. Got time difference=[${w.timeDifferenceMs}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
-    }
-    const supplier = { ...WindowStores.inMemoryWindowStore(name, retention, this.windowSize(), false), timeOrdered: this.timeOrdered }
-    return WindowStores.timestampedWindowStoreBuilder(supplier, keySerde, valueSerde)
+    return timeWindowStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
   }
 
   private supplier<A>(init: Initializer<A>, agg: Aggregator<K, V, A>) {
@@ -160,14 +146,8 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows.inactivityGap() + this.windows.gracePeriodMs()
   }
 
-  /** Java's SessionStoreMaterializer: retention defaults to gap + grace and may not be set below that. */
   protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
-    const w = this.windows
-    const retention = retentionMs ?? w.inactivityGap() + w.gracePeriodMs()
-    if (retention < w.inactivityGap() + w.gracePeriodMs()) {
-      throw new RangeError(`The retention period of the session store ${name} must be no smaller than the session inactivity gap plus the grace period. Got gap=[${w.inactivityGap()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
-    }
-    return SessionStores.sessionStoreBuilder({ ...SessionStores.inMemorySessionStore(name, retention), timeOrdered: this.timeOrdered }, keySerde, valueSerde)
+    return sessionStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
   }
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<Windowed<K>, number> {
@@ -188,6 +168,32 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     const [n, m] = split(named, materialized)
     return this.build<A>('KSTREAM-AGGREGATE-', n, m, undefined, (store, old) => sessionWindowAggregate(store, this.windows, initializer, aggregator, sessionMerger, old, this.emit))
   }
+}
+
+/**
+ * Java's WindowStoreMaterializer / SlidingWindowStoreMaterializer (also for cogroup): retention
+ * defaults to size + grace (2 * difference + grace for sliding windows, which look back that
+ * far) and may not be set below that.
+ */
+export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+  const minimum = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
+  const retention = retentionMs ?? minimum
+  if (retention < minimum) {
+    throw new RangeError(w instanceof TimeWindows
+      ? `The retention period of the window store ${name} must be no smaller than its window size plus the grace period. Got size=[${w.size()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`
+      : `The retention period of the window store ${name} must be no smaller than 2 * time difference plus the grace period. Got time difference=[${w.timeDifferenceMs}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
+  }
+  const size = w instanceof TimeWindows ? w.size() : w.timeDifferenceMs
+  return WindowStores.timestampedWindowStoreBuilder({ ...WindowStores.inMemoryWindowStore(name, retention, size, false), timeOrdered }, keySerde, valueSerde)
+}
+
+/** Java's SessionStoreMaterializer (also for cogroup): retention defaults to gap + grace and may not be set below that. */
+export function sessionStoreBuilder<K, A>(w: SessionWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+  const retention = retentionMs ?? w.inactivityGap() + w.gracePeriodMs()
+  if (retention < w.inactivityGap() + w.gracePeriodMs()) {
+    throw new RangeError(`The retention period of the session store ${name} must be no smaller than the session inactivity gap plus the grace period. Got gap=[${w.inactivityGap()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
+  }
+  return SessionStores.sessionStoreBuilder({ ...SessionStores.inMemorySessionStore(name, retention), timeOrdered }, keySerde, valueSerde)
 }
 
 export function windowedBy<K, V>(source: GroupedSource<K, V>, windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
