@@ -1,14 +1,13 @@
 import type { Serde } from '@tidelog/client'
 import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
-import type { StoreBuilder } from '../store.js'
 import { sessionWindowAggregate, slidingWindowAggregate, timeWindowAggregate, type Aggregator, type Initializer, type Merger } from '../windows/aggregate.js'
 import { registerWindowGrace } from '../windows/suppress.js'
-import { sessionStoreBuilder, timeWindowStoreBuilder, type GroupedSource } from '../windows/windowed-kstream.js'
+import { applyLogging, sessionStoreBuilder, split, timeWindowStoreBuilder, type GroupedSource, type NamedOrMaterialized } from '../windows/windowed-kstream.js'
 import { WindowedSerdes } from '../windows/windowed-serdes.js'
 import { SessionWindows, TimeWindows, type SlidingWindows, type Windowed } from '../windows/windows.js'
 import { createRepartitionedSource } from './kstream.js'
 import { KTable } from './ktable.js'
-import { Materialized, Named } from './options.js'
+import type { Materialized, Named } from './options.js'
 import { aggregateProcessor, type Change, type OldValues } from './processors.js'
 import { lazySerde, type StreamsBuilder } from './streams-builder.js'
 import { copartition, storeGetter } from './table-joins.js'
@@ -18,12 +17,6 @@ const MERGE_NAME = 'COGROUPKSTREAM-MERGE-'
 
 /** Each grouped stream (by identity, as Java's map of KGroupedStreamImpl) and the aggregator that folds its records in. */
 type Patterns<K, VOut> = Map<GroupedSource<K, any>, Aggregator<K, any, VOut>>
-
-type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
-
-function split<K, V>(a: NamedOrMaterialized<K, V>, b: Materialized<K, V> | undefined): [Named | undefined, Materialized<K, V> | undefined] {
-  return a instanceof Named ? [a, b] : [undefined, a ?? b]
-}
 
 /** Java's KTablePassThrough: the merge node forwards each aggregation's change as it is. */
 function passThrough<K, V>(): ProcessorSupplier<K, Change<V>, K, Change<V>> {
@@ -75,12 +68,6 @@ function buildCogroup<K, VOut>(
   const merge = named?.name !== undefined ? `${named.name}-cogroup-merge` : generated
   b.topology.addProcessor(merge, passThrough(), names)
   return { merge, old }
-}
-
-function logging(store: StoreBuilder, materialized: Materialized<any, any> | undefined): StoreBuilder {
-  if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
-  else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
-  return store
 }
 
 /**
@@ -142,7 +129,7 @@ export class TimeWindowedCogroupedKStream<K, VOut> {
     const defaults = this.builder.defaults
     const storeName = m?.storeName ?? this.builder.internal.newStoreName(AGGREGATE_NAME)
     // Java's WindowStoreMaterializer checks the retention before any node is added.
-    const store = logging(timeWindowStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
+    const store = applyLogging(timeWindowStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
     const { merge, old } = buildCogroup<K, VOut>(this.builder, this.patterns, n, storeName,
       (p) => this.builder.internal.topology.addStateStore(store, [p]),
       (agg, o) => (w instanceof TimeWindows ? timeWindowAggregate(storeName, w, initializer, agg, o) : slidingWindowAggregate(storeName, w, initializer, agg, o)))
@@ -170,7 +157,7 @@ export class SessionWindowedCogroupedKStream<K, VOut> {
     const w = this.windows
     const defaults = this.builder.defaults
     const storeName = m?.storeName ?? this.builder.internal.newStoreName(AGGREGATE_NAME)
-    const store = logging(sessionStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
+    const store = applyLogging(sessionStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
     const { merge, old } = buildCogroup<K, VOut>(this.builder, this.patterns, n, storeName,
       (p) => this.builder.internal.topology.addStateStore(store, [p]),
       (agg, o) => sessionWindowAggregate(storeName, w, initializer, agg, sessionMerger, o))

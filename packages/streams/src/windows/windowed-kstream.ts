@@ -15,9 +15,10 @@ import { WindowStores } from './window-store.js'
 import { WindowedSerdes } from './windowed-serdes.js'
 import { SessionWindows, SlidingWindows, TimeWindows, type Windowed } from './windows.js'
 
-type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
+export type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
 
-function split<K, V>(a: NamedOrMaterialized<K, V>, b: Materialized<K, V> | undefined): [Named | undefined, Materialized<K, V> | undefined] {
+/** The DSL's optional (Named | Materialized, Materialized) arguments, as Java's overloads take them. */
+export function split<K, V>(a: NamedOrMaterialized<K, V>, b: Materialized<K, V> | undefined): [Named | undefined, Materialized<K, V> | undefined] {
   return a instanceof Named ? [a, b] : [undefined, a ?? b]
 }
 
@@ -70,8 +71,7 @@ abstract class WindowedKStreamBase<K, V> {
     const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false), materialized?.retentionMs)
     const old: OldValues = { enabled: false }
     b.topology.addProcessor(name, supplier(storeName, old), [parent])
-    if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
-    else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
+    applyLogging(store, materialized)
     b.topology.addStateStore(store, [name])
     const table = new KTable<Windowed<K>, A>(builder, name, this.windowedKeySerde(keySerde), materialized?.valueSerde ?? valueSerde, materialized?.storeName, old)
     registerWindowGrace(builder, name, this.grace())
@@ -168,6 +168,13 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     const [n, m] = split(named, materialized)
     return this.build<A>('KSTREAM-AGGREGATE-', n, m, undefined, (store, old) => sessionWindowAggregate(store, this.windows, initializer, aggregator, sessionMerger, old, this.emit))
   }
+}
+
+/** Materialized's logging choice on a store builder (changelog on by default, with the user's topic configs). */
+export function applyLogging(store: StoreBuilder, materialized: Materialized<any, any> | undefined): StoreBuilder {
+  if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
+  else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
+  return store
 }
 
 /**
