@@ -19,6 +19,9 @@ function topology(): StreamsBuilder {
     .toStream()
     .to('wq-final', Produced.with(WindowedSerdes.timeWindowedSerdeFrom(S, MINUTE), Serdes.Long()))
   clicks.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(10 * MINUTE)).count(Materialized.as('wq-sessions'))
+  // Clicks and views of each user in one aggregate (KIP-150).
+  const views = b.stream('wq-views', Consumed.with(S, S)).groupByKey()
+  clicks.cogroup<string>((_k, _v, a) => `${a}c`).cogroup(views, (_k, _v, a) => `${a}v`).aggregate(() => '', Materialized.as<string, string>('wq-activity').withValueSerde(S))
   return b
 }
 
@@ -48,19 +51,20 @@ useBroker('tidelog-streams-window-query-', (b) => {
 })
 
 describe('window and session store queries on KafkaStreams over the broker', () => {
-  it('windowStore(), timestampedWindowStore() and sessionStore() answer from the running instance; withRetention sets the changelog retention.ms; onWindowClose emits finals', async () => {
+  it('windowStore(), timestampedWindowStore() and sessionStore() answer from the running instance; a cogroup aggregates two topics; withRetention sets the changelog retention.ms; onWindowClose emits finals', async () => {
     const app = 'wq-app'
     const base = Math.floor(Date.now() / MINUTE) * MINUTE - 10 * MINUTE
     const streams = new KafkaStreams(topology().build(), { 'application.id': app, 'bootstrap.servers': t.brokers, 'default.key.serde': S, 'default.value.serde': S, 'commit.interval.ms': 100 })
     try {
       expect(() => streams.store(StoreQueryParameters.fromNameAndType('wq-per-minute', QueryableStoreTypes.windowStore()))).toThrow('KafkaStreams has not been started')
-      await t.admin.createTopics(['wq-clicks', 'wq-final'].map((name) => ({ name, partitions: 1 })))
+      await t.admin.createTopics(['wq-clicks', 'wq-views', 'wq-final'].map((name) => ({ name, partitions: 1 })))
       await streams.start()
       await t.producer.send([
         { topic: 'wq-clicks', key: 'ann', value: 'c', timestamp: base },
         { topic: 'wq-clicks', key: 'ann', value: 'c', timestamp: base + 20_000 },
         { topic: 'wq-clicks', key: 'bob', value: 'c', timestamp: base + 40_000 },
         { topic: 'wq-clicks', key: 'ann', value: 'c', timestamp: base + MINUTE + 10_000 },
+        { topic: 'wq-views', key: 'ann', value: '/home', timestamp: base + 30_000 },
       ])
       await waitForState(streams, 'RUNNING')
       const windows = (): ReadOnlyWindowStore<string, number> => streams.store(StoreQueryParameters.fromNameAndType('wq-per-minute', QueryableStoreTypes.windowStore<string, number>()))
@@ -69,6 +73,13 @@ describe('window and session store queries on KafkaStreams over the broker', () 
         if (Date.now() > deadline) throw new Error('the window of ann at base + 1 minute never became queryable')
         await new Promise((r) => setTimeout(r, 50))
       }
+      const activity = () => streams.store(StoreQueryParameters.fromNameAndType('wq-activity', QueryableStoreTypes.keyValueStore<string, string>())).get('ann') ?? ''
+      while (activity().length < 4) {
+        if (Date.now() > deadline) throw new Error(`the cogrouped activity of ann stayed at ${activity()}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      // Three clicks and a view; the order of the two topics' records is the runtime's choice.
+      expect([...activity()].sort().join('')).toBe('cccv')
       expect(windows().fetch('ann', base)).toBe(2)
       expect(windows().fetch('ann', base, base + MINUTE)).toEqual([{ key: base, value: 2 }, { key: base + MINUTE, value: 1 }])
       expect(text(windows().fetchAll(base, base))).toEqual([`[ann@${base}/${base + MINUTE}]=2`, `[bob@${base}/${base + MINUTE}]=1`])
