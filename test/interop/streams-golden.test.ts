@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { peerUnavailable } from '../helpers/kafka.js'
 import { kafkaLibsVersion, recordPeer } from '../helpers/peers.js'
 import { GOLDEN, JOIN_GOLDEN, runJavaGolden, runJavaJoinGolden, STREAMS_VERSION } from '../streams-java/golden.js'
-import { runJavaWindows, WINDOWS_GOLDEN } from '../streams-java/windows.js'
+import { runJavaWindows, WINDOWS2_GOLDEN, WINDOWS_GOLDEN } from '../streams-java/windows.js'
 
 /**
  * The golden outputs packages/streams/test/golden.test.ts holds our TopologyTestDriver to are
@@ -44,6 +44,19 @@ describe(`Kafka Streams ${STREAMS_VERSION} TopologyTestDriver`, () => {
     const golden = JSON.parse(readFileSync(WINDOWS_GOLDEN, 'utf8')) as typeof java
     expect(java.kafkaStreamsVersion).toBe(STREAMS_VERSION)
     expect(java).toEqual(golden)
+  })
+
+  it('prints exactly the checked-in withRetention, emit-strategy and cogroup golden outputs (MoreWindowTopologies.java)', async (ctx) => {
+    let result: Awaited<ReturnType<typeof runJavaWindows>>
+    try {
+      result = await windows!
+    } catch (e) {
+      ctx.skip(peerUnavailable('Kafka Streams (Java)', e))
+      return
+    }
+    const java = JSON.parse(result.stdout2) as { kafkaStreamsVersion: string; topologies: object }
+    expect(java.kafkaStreamsVersion).toBe(STREAMS_VERSION)
+    expect(java).toEqual(JSON.parse(readFileSync(WINDOWS2_GOLDEN, 'utf8')))
   })
 
   it('prints exactly the checked-in join golden outputs (JoinTopologies.java: every join kind)', async (ctx) => {

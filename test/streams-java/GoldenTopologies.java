@@ -1,31 +1,14 @@
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import java.io.File;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Branched;
@@ -43,7 +26,6 @@ import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
-import org.apache.kafka.streams.test.TestRecord;
 
 /**
  * Runs the golden topologies through Kafka Streams' own TopologyTestDriver on the inputs in
@@ -172,63 +154,8 @@ public final class GoldenTopologies {
         printAll(args[0], GoldenTopologies::build);
     }
 
-    /** Runs every topology named in the inputs file and prints the golden JSON; JoinTopologies.java uses it too. */
+    /** Runs every topology named in the inputs file and prints the golden JSON (GoldenDriver); JoinTopologies.java uses it too. */
     static void printAll(final String inputsFile, final java.util.function.Function<String, Topology> builder) throws Exception {
-        final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        final JsonNode inputs = json.readTree(new File(inputsFile));
-        final Map<String, Object> out = new LinkedHashMap<>();
-        out.put("kafkaStreamsVersion", AppInfoParser.getVersion());
-        final Map<String, Object> topologies = new LinkedHashMap<>();
-        final Iterator<String> names = inputs.fieldNames();
-        while (names.hasNext()) {
-            final String name = names.next();
-            topologies.put(name, run(builder.apply(name), inputs.get(name)));
-        }
-        out.put("topologies", topologies);
-        System.out.println(json.writeValueAsString(out));
-    }
-
-    /** Runs one topology on one spec's steps. */
-    static Map<String, Object> run(final Topology topology, final JsonNode spec) {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "golden-app");
-        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        final Map<String, Object> result = new LinkedHashMap<>();
-        result.put("describe", topology.describe().toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(topology, props, Instant.ofEpochMilli(1_000_000L))) {
-            final Map<String, TestInputTopic<String, String>> in = new LinkedHashMap<>();
-            for (final JsonNode step : spec.get("steps")) {
-                if (step.has("advanceWallClockMs")) {
-                    driver.advanceWallClockTime(Duration.ofMillis(step.get("advanceWallClockMs").asLong()));
-                    continue;
-                }
-                final String topic = step.get("topic").asText();
-                final TestInputTopic<String, String> t = in.computeIfAbsent(topic, x ->
-                    driver.createInputTopic(x, new StringSerializer(), new StringSerializer()));
-                final String key = step.get("key").isNull() ? null : step.get("key").asText();
-                final String value = step.get("value").isNull() ? null : step.get("value").asText();
-                t.pipeInput(key, value, step.get("timestamp").asLong());
-            }
-            final Map<String, Object> outputs = new LinkedHashMap<>();
-            final Iterator<Map.Entry<String, JsonNode>> topics = spec.get("outputs").fields();
-            while (topics.hasNext()) {
-                final Map.Entry<String, JsonNode> e = topics.next();
-                final Deserializer<?> vd = e.getValue().asText().equals("long") ? new LongDeserializer() : new StringDeserializer();
-                final TestOutputTopic<String, ?> t = driver.createOutputTopic(e.getKey(), new StringDeserializer(), vd);
-                final List<Object> records = new ArrayList<>();
-                for (final TestRecord<String, ?> r : t.readRecordsToList()) {
-                    final Map<String, Object> rec = new LinkedHashMap<>();
-                    rec.put("key", r.key());
-                    rec.put("value", r.value());
-                    rec.put("timestamp", r.timestamp());
-                    records.add(rec);
-                }
-                outputs.put(e.getKey(), records);
-            }
-            result.put("outputs", outputs);
-        }
-        return result;
+        GoldenDriver.printAll(inputsFile, "golden-app", false, builder);
     }
 }

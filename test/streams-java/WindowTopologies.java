@@ -1,31 +1,9 @@
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import java.io.File;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Properties;
-import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.TestInputTopic;
-import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
@@ -45,7 +23,6 @@ import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.kstream.WindowedSerdes;
 import org.apache.kafka.streams.state.WindowStore;
-import org.apache.kafka.streams.test.TestRecord;
 
 /**
  * Windows, suppression and stream-stream joins through Kafka Streams' own TopologyTestDriver
@@ -177,78 +154,6 @@ public final class WindowTopologies {
     }
 
     public static void main(final String[] args) throws Exception {
-        final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
-        final JsonNode inputs = json.readTree(new File(args[0]));
-        final Map<String, Object> out = new LinkedHashMap<>();
-        out.put("kafkaStreamsVersion", AppInfoParser.getVersion());
-        final Map<String, Object> topologies = new LinkedHashMap<>();
-        final Iterator<String> names = inputs.fieldNames();
-        while (names.hasNext()) {
-            final String name = names.next();
-            topologies.put(name, run(name, inputs.get(name)));
-        }
-        out.put("topologies", topologies);
-        System.out.println(json.writeValueAsString(out));
-    }
-
-    static String hex(final byte[] b) {
-        final StringBuilder sb = new StringBuilder();
-        for (final byte x : b) {
-            sb.append(String.format("%02x", x));
-        }
-        return sb.toString();
-    }
-
-    static Map<String, Object> run(final String name, final JsonNode spec) {
-        final Topology topology = build(name);
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "windows-app");
-        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        final Map<String, Object> result = new LinkedHashMap<>();
-        result.put("describe", topology.describe().toString());
-        try (TopologyTestDriver driver = new TopologyTestDriver(topology, props, Instant.ofEpochMilli(1_000_000L))) {
-            final Map<String, TestInputTopic<String, String>> in = new LinkedHashMap<>();
-            for (final JsonNode step : spec.get("steps")) {
-                if (step.has("advanceWallClockMs")) {
-                    driver.advanceWallClockTime(Duration.ofMillis(step.get("advanceWallClockMs").asLong()));
-                    continue;
-                }
-                final String topic = step.get("topic").asText();
-                final TestInputTopic<String, String> t = in.computeIfAbsent(topic, x ->
-                    driver.createInputTopic(x, new StringSerializer(), new StringSerializer()));
-                final String key = step.get("key").isNull() ? null : step.get("key").asText();
-                final String value = step.get("value").isNull() ? null : step.get("value").asText();
-                t.pipeInput(key, value, step.get("timestamp").asLong());
-            }
-            final Map<String, Object> outputs = new LinkedHashMap<>();
-            final Iterator<Map.Entry<String, JsonNode>> topics = spec.get("outputs").fields();
-            while (topics.hasNext()) {
-                final Map.Entry<String, JsonNode> e = topics.next();
-                final boolean hexKey = e.getValue().get("key").asText().equals("hex");
-                final Deserializer<?> kd = hexKey ? new ByteArrayDeserializer() : new StringDeserializer();
-                final Deserializer<?> vd = e.getValue().get("value").asText().equals("long") ? new LongDeserializer() : new StringDeserializer();
-                final TestOutputTopic<?, ?> t = driver.createOutputTopic(e.getKey(), kd, vd);
-                final List<Object> records = new ArrayList<>();
-                for (final TestRecord<?, ?> r : t.readRecordsToList()) {
-                    final Map<String, Object> rec = new LinkedHashMap<>();
-                    rec.put("key", r.key() == null ? null : hexKey ? hex((byte[]) r.key()) : r.key());
-                    rec.put("value", r.value());
-                    rec.put("timestamp", r.timestamp());
-                    records.add(rec);
-                }
-                outputs.put(e.getKey(), records);
-            }
-            result.put("outputs", outputs);
-            double dropped = 0;
-            for (final Map.Entry<MetricName, ? extends Metric> m : driver.metrics().entrySet()) {
-                if (m.getKey().name().equals("dropped-records-total") && m.getKey().group().equals("stream-task-metrics")) {
-                    dropped += ((Number) m.getValue().metricValue()).doubleValue();
-                }
-            }
-            result.put("droppedRecords", (long) dropped);
-        }
-        return result;
+        GoldenDriver.printAll(args[0], "windows-app", true, WindowTopologies::build);
     }
 }

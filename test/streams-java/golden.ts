@@ -47,7 +47,7 @@ function compileJava(version: string): Promise<{ libs: string; out: string }> {
     p = (async () => {
       const libs = await fetchKafkaStreams(version)
       const out = mkdtempSync(join(tmpdir(), 'tidelog-streams-javac-'))
-      await run(java('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'GoldenTopologies.java'), join(here, 'JoinTopologies.java')], { timeout: 180_000 })
+      await run(java('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, join(here, 'GoldenDriver.java'), join(here, 'GoldenTopologies.java'), join(here, 'JoinTopologies.java')], { timeout: 180_000 })
       return { libs, out }
     })()
     compiled.set(version, p)

@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { startBroker, type Broker } from '@tidelog/broker'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { Admin } from '@tidelog/client'
-import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
 import {
   BufferConfig, Consumed, JoinWindows, KafkaStreams, Materialized, Produced, Serdes, StreamJoined, StreamsBuilder, Suppressed, TimeWindows, WindowedSerdes,
 } from '@tidelog/streams'
+import { readTopic } from './helpers/broker.js'
 import { waitForState } from './helpers/wordcount.js'
 
 const S = Serdes.String()
@@ -29,26 +29,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-/** Reads `topic` from the start until `count` records arrived (or the deadline passed). */
-async function read(topic: string, count: number, deadlineMs = 60_000): Promise<{ key: Buffer | null; value: Buffer | null; timestamp: number }[]> {
-  const c = new Consumer({ brokers, autoOffsetReset: 'earliest' })
-  const out: { key: Buffer | null; value: Buffer | null; timestamp: number }[] = []
-  const ac = new AbortController()
-  const timer = setTimeout(() => ac.abort(), deadlineMs)
-  try {
-    c.assign([{ topic, partition: 0 }])
-    for await (const batch of c.batches({ signal: ac.signal })) {
-      for (const m of batch.messages) out.push({ key: m.key === null ? null : Buffer.from(m.key), value: m.value === null ? null : Buffer.from(m.value), timestamp: Number(m.timestamp) })
-      if (out.length >= count) break
-    }
-  } catch (e) {
-    if (!ac.signal.aborted) throw e
-  } finally {
-    clearTimeout(timer)
-    await c.close()
-  }
-  return out
-}
+const read = (topic: string, count: number) => readTopic(brokers, topic, count)
 
 it('on the broker: a suppressed windowed count and a stream-stream left join give the final results, with changelogs configured as Kafka Streams configures them', async () => {
   const admin = new Admin({ brokers })

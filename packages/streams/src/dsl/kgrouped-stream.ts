@@ -6,7 +6,9 @@ import { storeGetter } from './table-joins.js'
 import { Materialized, Named } from './options.js'
 import { aggregateProcessor, type OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
-import { windowedBy, type SessionWindowedKStream, type TimeWindowedKStream } from '../windows/windowed-kstream.js'
+import { windowedBy, type GroupedSource, type SessionWindowedKStream, type TimeWindowedKStream } from '../windows/windowed-kstream.js'
+import type { Aggregator } from '../windows/aggregate.js'
+import { CogroupedKStream } from './cogroup.js'
 import type { SessionWindows, SlidingWindows, TimeWindows } from '../windows/windows.js'
 
 type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
@@ -50,8 +52,25 @@ export class KGroupedStream<K, V> {
   windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>
   windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>
   windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
-    return windowedBy<K, V>({ builder: this.builder, nodeName: this.nodeName, keySerde: this.keySerde, valueSerde: this.valueSerde, repartitionRequired: this.repartitionRequired, repartitionName: this.repartitionName }, windows)
+    return windowedBy<K, V>(this.cogroupSource(), windows)
   }
+
+  /**
+   * KIP-150: starts a cogrouped aggregation with this stream and its aggregator; add other
+   * grouped streams of the same key with CogroupedKStream#cogroup, then aggregate (optionally windowed).
+   */
+  cogroup<VOut>(aggregator: Aggregator<K, V, VOut>): CogroupedKStream<K, VOut> {
+    if (typeof aggregator !== 'function') throw new TypeError("aggregator can't be null")
+    return new CogroupedKStream<K, VOut>(this.builder, new Map([[this.cogroupSource(), aggregator]]), this.keySerde)
+  }
+
+  /** @internal What windowedBy and cogroup build on; one object per grouped stream, so cogroup can tell streams apart as Java does. */
+  cogroupSource(): GroupedSource<K, V> {
+    this.source ??= { builder: this.builder, nodeName: this.nodeName, keySerde: this.keySerde, valueSerde: this.valueSerde, repartitionRequired: this.repartitionRequired, repartitionName: this.repartitionName }
+    return this.source
+  }
+
+  private source: GroupedSource<K, V> | undefined
 
   /**
    * Java's GroupedStreamAggregateBuilder: the store name is drawn first, then the operator's,

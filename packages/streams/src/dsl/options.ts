@@ -140,6 +140,8 @@ export class Materialized<K, V> {
     readonly valueSerde?: Serde<V>,
     readonly loggingEnabled: boolean = true,
     readonly logConfig: Readonly<Record<string, string>> = {},
+    /** Window and session stores only (Java's Materialized#withRetention); undefined: size (or gap) + grace. */
+    readonly retentionMs?: number,
   ) {}
   static as<K, V>(storeName: string): Materialized<K, V> {
     if (!storeName) throw new TypeError('store name cannot be empty')
@@ -149,16 +151,21 @@ export class Materialized<K, V> {
     return new Materialized(undefined, keySerde, valueSerde)
   }
   withKeySerde<NK>(s: Serde<NK>): Materialized<NK, V> {
-    return new Materialized(this.storeName, s, this.valueSerde, this.loggingEnabled, this.logConfig)
+    return new Materialized(this.storeName, s, this.valueSerde, this.loggingEnabled, this.logConfig, this.retentionMs)
   }
   withValueSerde<NV>(s: Serde<NV>): Materialized<K, NV> {
-    return new Materialized(this.storeName, this.keySerde, s, this.loggingEnabled, this.logConfig)
+    return new Materialized(this.storeName, this.keySerde, s, this.loggingEnabled, this.logConfig, this.retentionMs)
   }
   withLoggingEnabled(config: Record<string, string> = {}): Materialized<K, V> {
-    return new Materialized(this.storeName, this.keySerde, this.valueSerde, true, { ...config })
+    return new Materialized(this.storeName, this.keySerde, this.valueSerde, true, { ...config }, this.retentionMs)
   }
   withLoggingDisabled(): Materialized<K, V> {
-    return new Materialized(this.storeName, this.keySerde, this.valueSerde, false, {})
+    return new Materialized(this.storeName, this.keySerde, this.valueSerde, false, {}, this.retentionMs)
+  }
+  withRetention(retentionMs: number): Materialized<K, V> {
+    if (!Number.isSafeInteger(retentionMs)) throw new TypeError(`retention must be an integer number of milliseconds (got ${retentionMs})`)
+    if (retentionMs < 0) throw new RangeError('Retention must not be negative.')
+    return new Materialized(this.storeName, this.keySerde, this.valueSerde, this.loggingEnabled, this.logConfig, retentionMs)
   }
 }
 

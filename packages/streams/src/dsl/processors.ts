@@ -130,7 +130,8 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
         store = c.getStateStore(storeName)
       },
       process: (r) => {
-        if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return
+        // Java's KStreamAggregate counts these in dropped-records.
+        if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return ctx.recordDropped?.()
         const old = store.get(r.key)
         let next: A
         let ts: number

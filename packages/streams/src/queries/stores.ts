@@ -1,6 +1,9 @@
 import { InvalidStateStoreException, StreamsException } from '../errors.js'
 import { InMemoryKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import type { KafkaStreamsState } from '../runtime/state.js'
+import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
+import { InMemoryWindowStore, type WindowStore } from '../windows/window-store.js'
+import type { Windowed } from '../windows/windows.js'
 
 /** Java's StreamsNotStartedException: a query before start(). */
 export class StreamsNotStartedException extends InvalidStateStoreException {
@@ -21,9 +24,24 @@ export class UnknownStateStoreException extends InvalidStateStoreException {
 /** Java's ReadOnlyKeyValueStore: what interactive queries may do with a key-value store. */
 export type ReadOnlyKeyValueStore<K, V> = Pick<KeyValueStore<K, V>, 'get' | 'range' | 'reverseRange' | 'all' | 'reverseAll' | 'approximateNumEntries'>
 
+/** Java's ReadOnlyWindowStore: what interactive queries may do with a window store. */
+export type ReadOnlyWindowStore<K, V> = Pick<WindowStore<K, V>, 'fetch' | 'backwardFetch' | 'fetchAll' | 'backwardFetchAll' | 'all' | 'backwardAll'>
+
+/** Java's ReadOnlySessionStore: what interactive queries may do with a session store. */
+export interface ReadOnlySessionStore<K, V> {
+  /** Every session of `key`. */
+  fetch(key: K): KeyValue<Windowed<K>, V>[]
+  /** Every session of the keys in [keyFrom, keyTo]. */
+  fetch(keyFrom: K, keyTo: K): KeyValue<Windowed<K>, V>[]
+  backwardFetch(key: K): KeyValue<Windowed<K>, V>[]
+  findSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  backwardFindSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined
+}
+
 /** Java's QueryableStoreType: which view of a store a query gets. */
 export interface QueryableStoreType<T> {
-  readonly kind: 'keyValue' | 'timestampedKeyValue'
+  readonly kind: 'keyValue' | 'timestampedKeyValue' | 'window' | 'timestampedWindow' | 'session'
   /** @internal */
   readonly _view?: T
 }
@@ -35,6 +53,16 @@ export const QueryableStoreTypes = {
   },
   timestampedKeyValueStore<K, V>(): QueryableStoreType<ReadOnlyKeyValueStore<K, ValueAndTimestamp<V>>> {
     return { kind: 'timestampedKeyValue' }
+  },
+  /** On a DSL (timestamped) window store: the plain values, as Java's ReadOnlyWindowStoreFacade. */
+  windowStore<K, V>(): QueryableStoreType<ReadOnlyWindowStore<K, V>> {
+    return { kind: 'window' }
+  },
+  timestampedWindowStore<K, V>(): QueryableStoreType<ReadOnlyWindowStore<K, ValueAndTimestamp<V>>> {
+    return { kind: 'timestampedWindow' }
+  },
+  sessionStore<K, V>(): QueryableStoreType<ReadOnlySessionStore<K, V>> {
+    return { kind: 'session' }
   },
 }
 
@@ -82,8 +110,8 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
   const name = params.storeName
   checkState(local, name, params.staleStoresEnabled)
   if (!local.knowsStore(name)) throw new UnknownStateStoreException(`Cannot get state store ${name} because no such store is registered in the topology.`)
-  const timestampedView = params.queryableStoreType.kind === 'timestampedKeyValue'
-  const stores = (): InMemoryKeyValueStore<unknown, unknown>[] => {
+  const kind = params.queryableStoreType.kind
+  const stores = <S extends StateStore>(accepts: (s: StateStore) => s is S): S[] => {
     checkState(local, name, params.staleStoresEnabled)
     const found = local.storesNamed(name, params.staleStoresEnabled).filter((s) => params.partition === undefined || s.partition === params.partition)
     if (found.length === 0) {
@@ -91,17 +119,42 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
       throw new InvalidStateStoreException(`The state store, ${name}, may have migrated to another instance${where}.`)
     }
     return found.map(({ store }) => {
-      if (!(store instanceof InMemoryKeyValueStore)) throw new InvalidStateStoreException(`Cannot get state store ${name}: it is not a key-value store`)
-      if (timestampedView && !store.timestamped) throw new InvalidStateStoreException(`Cannot get state store ${name} because the queryable store type [timestampedKeyValueStore] does not accept the actual store type [keyValueStore].`)
+      if (!accepts(store)) throw new InvalidStateStoreException(`Cannot get state store ${name} because the queryable store type [${TYPE_NAMES[kind]}] does not accept the actual store type [${storeTypeName(store)}].`)
       if (!store.isOpen()) throw new InvalidStateStoreException(`State store ${name} is closed, it may have migrated to another instance.`)
       return store
     })
   }
-  // keyValueStore() over a DSL store strips the timestamps (Java's ReadOnlyKeyValueStoreFacade).
-  const view = (s: InMemoryKeyValueStore<unknown, unknown>, v: unknown) => (s.timestamped && !timestampedView ? (v as ValueAndTimestamp<unknown>).value : v)
-  const many = (pick: (s: InMemoryKeyValueStore<unknown, unknown>) => KeyValue<unknown, unknown>[]) =>
+  if (kind === 'window' || kind === 'timestampedWindow') return windowView(() => stores(windowAccepts(kind === 'timestampedWindow')), kind === 'timestampedWindow') as T
+  if (kind === 'session') return sessionView(() => stores((s): s is InMemorySessionStore<unknown, unknown> => s instanceof InMemorySessionStore)) as T
+  return keyValueView(() => stores(kvAccepts(kind === 'timestampedKeyValue')), kind === 'timestampedKeyValue') as T
+}
+
+/** Java's QueryableStoreTypes names, as its "does not accept the actual store type" message prints them. */
+const TYPE_NAMES = { keyValue: 'keyValueStore', timestampedKeyValue: 'timestampedKeyValueStore', window: 'windowStore', timestampedWindow: 'timestampedWindowStore', session: 'sessionStore' } as const
+
+function storeTypeName(s: StateStore): string {
+  if (s instanceof InMemoryKeyValueStore) return s.timestamped ? 'timestampedKeyValueStore' : 'keyValueStore'
+  if (s instanceof InMemoryWindowStore) return s.timestamped ? 'timestampedWindowStore' : 'windowStore'
+  if (s instanceof InMemorySessionStore) return 'sessionStore'
+  return s.constructor.name
+}
+
+type AnyKv = InMemoryKeyValueStore<unknown, unknown>
+type AnyWindow = InMemoryWindowStore<unknown, unknown>
+
+const kvAccepts = (timestamped: boolean) => (s: StateStore): s is AnyKv => s instanceof InMemoryKeyValueStore && (!timestamped || s.timestamped)
+const windowAccepts = (timestamped: boolean) => (s: StateStore): s is AnyWindow => s instanceof InMemoryWindowStore && (!timestamped || s.timestamped)
+
+/** The plain-values view of a timestamped store (Java's *StoreFacade); the store's own values otherwise. */
+function plain(timestampedStore: boolean, timestampedView: boolean): (v: unknown) => unknown {
+  return timestampedStore && !timestampedView ? (v) => (v as ValueAndTimestamp<unknown>).value : (v) => v
+}
+
+function keyValueView(stores: () => AnyKv[], timestampedView: boolean): ReadOnlyKeyValueStore<unknown, unknown> {
+  const view = (s: AnyKv, v: unknown) => plain(s.timestamped, timestampedView)(v)
+  const many = (pick: (s: AnyKv) => KeyValue<unknown, unknown>[]) =>
     stores().flatMap((s) => pick(s).map((kv) => ({ key: kv.key, value: view(s, kv.value) })))
-  const store: ReadOnlyKeyValueStore<unknown, unknown> = {
+  return {
     get: (key) => {
       if (key === null || key === undefined) throw new StreamsException('key cannot be null')
       for (const s of stores()) {
@@ -116,5 +169,81 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
     reverseAll: () => many((s) => s.reverseAll()),
     approximateNumEntries: () => Math.min(Number.MAX_SAFE_INTEGER, stores().reduce((n, s) => n + s.approximateNumEntries(), 0)),
   }
-  return store as T
+}
+
+function checkKey(key: unknown, what = 'key'): void {
+  if (key === null || key === undefined) throw new StreamsException(`${what} cannot be null`)
+}
+
+/**
+ * Answers from this instance's stores of the name, as Java's composite stores: a query about one
+ * key takes the first store with an answer (a key lives in one partition); ranges and scans
+ * concatenate every store's answer.
+ */
+function gather<S, T>(stores: S[], firstOnly: boolean, pick: (s: S) => T[]): T[] {
+  if (!firstOnly) return stores.flatMap(pick)
+  for (const s of stores) {
+    const out = pick(s)
+    if (out.length > 0) return out
+  }
+  return []
+}
+
+/** Java's CompositeReadOnlyWindowStore (with ReadOnlyWindowStoreFacade for windowStore() over a DSL store). */
+function windowView(stores: () => AnyWindow[], timestampedView: boolean): ReadOnlyWindowStore<unknown, unknown> {
+  const values = <T>(s: AnyWindow, kvs: KeyValue<T, unknown>[]) => {
+    const v = plain(s.timestamped, timestampedView)
+    return kvs.map((kv) => ({ key: kv.key, value: v(kv.value) }))
+  }
+  const ranged = (method: 'fetch' | 'backwardFetch') => (...args: unknown[]): any => {
+    checkKey(args[0], args.length === 4 ? 'keyFrom' : 'key')
+    if (args.length === 4) checkKey(args[1], 'keyTo')
+    if (method === 'fetch' && args.length === 2) {
+      for (const s of stores()) {
+        const v = s.fetch(args[0], args[1] as number)
+        if (v !== undefined) return plain(s.timestamped, timestampedView)(v)
+      }
+      return undefined
+    }
+    return gather(stores(), args.length === 3, (s) => values(s, (s[method] as (...a: unknown[]) => KeyValue<unknown, unknown>[])(...args)))
+  }
+  const scan = (pick: (s: AnyWindow) => KeyValue<Windowed<unknown>, unknown>[]) => gather(stores(), false, (s) => values(s, pick(s)))
+  return {
+    fetch: ranged('fetch'),
+    backwardFetch: ranged('backwardFetch'),
+    fetchAll: (from, to) => scan((s) => s.fetchAll(from, to)),
+    backwardFetchAll: (from, to) => scan((s) => s.backwardFetchAll(from, to)),
+    all: () => scan((s) => s.all()),
+    backwardAll: () => scan((s) => s.backwardAll()),
+  }
+}
+
+type AnySession = InMemorySessionStore<unknown, unknown>
+
+/** Java's CompositeReadOnlySessionStore. */
+function sessionView(stores: () => AnySession[]): ReadOnlySessionStore<unknown, unknown> {
+  const one = (key: unknown, pick: (s: SessionStore<unknown, unknown>) => KeyValue<Windowed<unknown>, unknown>[]) => {
+    checkKey(key)
+    return gather(stores(), true, pick)
+  }
+  return {
+    fetch: ((...args: unknown[]) => {
+      const [from, to] = args
+      if (args.length === 1) return one(from, (s) => s.fetch(from))
+      checkKey(from, 'keyFrom')
+      checkKey(to, 'keyTo')
+      return gather(stores(), false, (s) => s.findSessions(from, to, 0, Number.MAX_SAFE_INTEGER))
+    }) as ReadOnlySessionStore<unknown, unknown>['fetch'],
+    backwardFetch: (key) => one(key, (s) => s.backwardFetch(key)),
+    findSessions: (key, e, l) => one(key, (s) => s.findSessions(key, e, l)),
+    backwardFindSessions: (key, e, l) => one(key, (s) => s.backwardFindSessions(key, e, l)),
+    fetchSession: (key, start, end) => {
+      checkKey(key)
+      for (const s of stores()) {
+        const v = s.fetchSession(key, start, end)
+        if (v !== undefined) return v
+      }
+      return undefined
+    },
+  }
 }

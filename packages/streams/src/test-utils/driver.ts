@@ -9,6 +9,7 @@ import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
 import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../windows/window-store.js'
 import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
+import { WINDOWED_AGGREGATION_EMIT_INTERVAL } from '../windows/emit-strategy.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -71,7 +72,7 @@ export class TopologyTestDriver {
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
       // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
-      appConfigs: { [OUTER_JOIN_EMIT_INTERVAL]: 0, ...config },
+      appConfigs: { [OUTER_JOIN_EMIT_INTERVAL]: 0, [WINDOWED_AGGREGATION_EMIT_INTERVAL]: 0, ...config },
     }, { send: (r) => this.produced.push({ topic: r.topic, key: r.key, value: r.value, timestamp: r.timestamp, headers: r.headers }) })
     this.inputTopics = new Set([...this.task.sourceTopics(), ...(this.globalTask?.sourceTopics() ?? [])])
   }

@@ -2,6 +2,7 @@ import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
 import type { Record } from '../record.js'
 import type { ValueAndTimestamp } from '../store.js'
 import type { Change, OldValues } from '../dsl/processors.js'
+import { FinalEmitter, type EmitStrategy } from './emit-strategy.js'
 import type { SessionStore } from './session-store.js'
 import type { WindowStore } from './window-store.js'
 import { Window, Windowed, type SessionWindows, type SlidingWindows, type TimeWindows } from './windows.js'
@@ -17,20 +18,43 @@ function dropped(ctx: ProcessorContext<any, any>): void {
   ctx.recordDropped?.()
 }
 
+const onClose = (emit: EmitStrategy | undefined) => emit?.type() === 'ON_WINDOW_CLOSE'
+
+/** Forwards closed windows (timestamped values) as final results, with the triggering record's headers. */
+function forwardFinal<K, A>(ctx: WindowedOut<K, A>, r: Record<K, unknown>, closed: { key: Windowed<K>; value: ValueAndTimestamp<A> }[]): void {
+  for (const e of closed) ctx.forward(r.withKey(e.key).withValue({ newValue: e.value.value, oldValue: null }).withTimestamp(e.value.timestamp))
+}
+
+const sameStarts = (a: Window[], b: Window[]) => a.length === b.length && a.every((w, i) => w.equals(b[i]!))
+
 /**
  * Java's KStreamWindowAggregate (emit on every update): each window containing the record whose
  * end is after `streamTime - grace` is updated and forwarded; for the others the record is
  * late and dropped (counted).
  */
-export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, old: OldValues): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
+export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, old: OldValues, emit?: EmitStrategy): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
+  const final = onClose(emit)
   return () => {
     let ctx!: WindowedOut<K, A>
     let store!: WindowStore<K, ValueAndTimestamp<A>>
+    let emitter!: FinalEmitter
     let streamTime = -1
+    // Java's KStreamWindowAggregate emitRangeLowerBound / UpperBound / shouldRangeFetch (end exclusive).
+    const emitFinal = (r: Record<K, V>, closeTime: number) => {
+      if (!emitter.shouldEmit(closeTime)) return
+      const upper = closeTime - windows.size()
+      if (upper < 0) return
+      const last = emitter.lastCloseTime
+      const lower = last === -1 ? 0 : Math.max(0, last - windows.size()) + 1
+      if (last !== -1 && sameStarts(windows.windowsFor(upper), windows.windowsFor(lower - 1))) return
+      forwardFinal(ctx, r, store.fetchAll(lower, upper))
+      emitter.lastCloseTime = closeTime
+    }
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        emitter = new FinalEmitter(c)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)
@@ -47,10 +71,11 @@ export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWin
           const ts = prev === undefined || prev === null ? r.timestamp : Math.max(r.timestamp, prev.timestamp)
           const next = agg(r.key, r.value, oldAgg)
           store.put(r.key, { value: next, timestamp: ts }, w.start)
-          ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: next, oldValue: old.enabled ? oldAgg : null }).withTimestamp(ts))
+          if (!final) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: next, oldValue: old.enabled ? oldAgg : null }).withTimestamp(ts))
         }
         // Java records one drop per expired window the record fell into.
         if (late) for (const w of windows.windowsFor(r.timestamp)) if (w.end <= closeTime) dropped(ctx)
+        if (final) emitFinal(r, closeTime)
       },
     }
   }
@@ -61,12 +86,26 @@ export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWin
  * (RocksDB) stores allow: each record has a left window [t - d, t] and, when a later record is
  * within d, a right window [t + 1, t + 1 + d]; windows only exist where they hold records.
  */
-export function slidingWindowAggregate<K, V, A>(storeName: string, windows: SlidingWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, old: OldValues): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
+export function slidingWindowAggregate<K, V, A>(storeName: string, windows: SlidingWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, old: OldValues, emit?: EmitStrategy): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
   const d = windows.timeDifferenceMs
+  const final = onClose(emit)
   return () => {
     let ctx!: WindowedOut<K, A>
     let store!: WindowStore<K, ValueAndTimestamp<A>>
+    let emitter!: FinalEmitter
     let streamTime = -1
+    // Java's KStreamSlidingWindowAggregate bounds: both ends inclusive, so a window closes once its end is before closeTime.
+    const emitFinal = (r: Record<K, V>, closeTime: number) => {
+      if (!emitter.shouldEmit(closeTime)) return
+      const upper = closeTime - d - 1
+      if (upper < 0) return
+      const last = emitter.lastCloseTime
+      forwardFinal(ctx, r, store.fetchAll(last === -1 ? 0 : Math.max(0, last - d), upper))
+      emitter.lastCloseTime = closeTime
+    }
+    const forward = (r: Record<K, V>, w: Window, newValue: A, oldValue: A | null, ts: number) => {
+      if (!final) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue, oldValue }).withTimestamp(ts))
+    }
 
     const update = (w: Window, vt: ValueAndTimestamp<A> | null, r: Record<K, V>, closeTime: number) => {
       if (w.end < closeTime) return dropped(ctx)
@@ -74,12 +113,12 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
       const next = agg(r.key, r.value, (oldAgg ?? init()) as A)
       const ts = oldAgg === null ? r.timestamp : Math.max(r.timestamp, vt!.timestamp)
       store.put(r.key, { value: next, timestamp: ts }, w.start)
-      ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: next, oldValue: old.enabled ? oldAgg : null }).withTimestamp(ts))
+      forward(r, w, next, old.enabled ? oldAgg : null, ts)
     }
     const createRight = (t: number, rightAgg: ValueAndTimestamp<A>, r: Record<K, V>) => {
       const w = new Window(t + 1, t + 1 + d)
       store.put(r.key, rightAgg, w.start)
-      ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: rightAgg.value, oldValue: null }).withTimestamp(rightAgg.timestamp))
+      forward(r, w, rightAgg.value, null, rightAgg.timestamp)
     }
     const createPreviousRight = (start: number, r: Record<K, V>, closeTime: number) =>
       update(new Window(start, start + d), { value: init(), timestamp: r.timestamp }, r, closeTime)
@@ -160,14 +199,17 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        emitter = new FinalEmitter(c)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return dropped(ctx)
         streamTime = Math.max(streamTime, r.timestamp)
         const closeTime = streamTime - windows.gracePeriodMs()
         if (r.timestamp + d < closeTime) return dropped(ctx)
-        if (r.timestamp < d) processEarly(r, closeTime)
-        else processReverse(r, closeTime)
+        // As Java: a late record, or one in the first window (processEarly), triggers no final emission.
+        if (r.timestamp < d) return processEarly(r, closeTime)
+        processReverse(r, closeTime)
+        if (final) emitFinal(r, closeTime)
       },
     }
   }
@@ -178,17 +220,31 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
  * key within the inactivity gap; merged sessions are removed (a tombstone is forwarded for
  * each), the merged one is stored and forwarded with its end as timestamp.
  */
-export function sessionWindowAggregate<K, V, A>(storeName: string, windows: SessionWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, merger: Merger<K, A>, old: OldValues): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
+export function sessionWindowAggregate<K, V, A>(storeName: string, windows: SessionWindows, init: Initializer<A>, agg: Aggregator<K, V, A>, merger: Merger<K, A>, old: OldValues, emit?: EmitStrategy): ProcessorSupplier<K, V, Windowed<K>, Change<A>> {
+  const final = onClose(emit)
   return () => {
     let ctx!: WindowedOut<K, A>
     let store!: SessionStore<K, A>
+    let emitter!: FinalEmitter
     let streamTime = -1
-    const forward = (r: Record<K, V>, key: Windowed<K>, oldAgg: A | null, newAgg: A | null) =>
-      ctx.forward(r.withKey(key).withValue({ newValue: newAgg, oldValue: old.enabled ? oldAgg : null }).withTimestamp(key.window.end))
+    const forward = (r: Record<K, V>, key: Windowed<K>, oldAgg: A | null, newAgg: A | null) => {
+      if (!final) ctx.forward(r.withKey(key).withValue({ newValue: newAgg, oldValue: old.enabled ? oldAgg : null }).withTimestamp(key.window.end))
+    }
+    // Java's KStreamSessionWindowAggregate: sessions whose end is in [lastCloseTime, closeTime - 1].
+    const emitFinal = (r: Record<K, V>, closeTime: number) => {
+      if (!emitter.shouldEmit(closeTime)) return
+      const upper = closeTime - 1
+      if (upper < 0) return
+      const lower = Math.max(0, emitter.lastCloseTime)
+      if (upper < lower) return
+      forwardFinal(ctx, r, store.findSessions(lower, upper).map((e) => ({ key: e.key, value: { value: e.value, timestamp: e.key.window.end } })))
+      emitter.lastCloseTime = closeTime
+    }
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        emitter = new FinalEmitter(c)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)
@@ -204,17 +260,20 @@ export function sessionWindowAggregate<K, V, A>(storeName: string, windows: Sess
           start = Math.min(start, s.key.window.start)
           end = Math.max(end, s.key.window.end)
         }
-        if (end < closeTime) return dropped(ctx)
-        if (start !== t || end !== t) {
-          for (const s of merged) {
-            store.remove(s.key)
-            forward(r, s.key, s.value, null)
+        if (end < closeTime) dropped(ctx)
+        else {
+          if (start !== t || end !== t) {
+            for (const s of merged) {
+              store.remove(s.key)
+              forward(r, s.key, s.value, null)
+            }
           }
+          acc = agg(r.key, r.value, acc)
+          const key = new Windowed(r.key, new Window(start, end))
+          store.put(key, acc)
+          forward(r, key, null, acc)
         }
-        acc = agg(r.key, r.value, acc)
-        const key = new Windowed(r.key, new Window(start, end))
-        store.put(key, acc)
-        forward(r, key, null, acc)
+        if (final) emitFinal(r, closeTime)
       },
     }
   }

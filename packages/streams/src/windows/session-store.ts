@@ -19,6 +19,8 @@ export interface SessionStore<K, V> extends StateStore {
   /** Sessions of `key` ending at or after `earliestSessionEndTime` and starting at or before `latestSessionStartTime`. */
   findSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(keyFrom: K | undefined, keyTo: K | undefined, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  /** Every key's sessions ending in [earliestSessionEndTime, latestSessionEndTime] (KIP-825, what emit-on-close reads). */
+  findSessions(earliestSessionEndTime: number, latestSessionEndTime: number): KeyValue<Windowed<K>, V>[]
   backwardFindSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined
   fetch(key: K): KeyValue<Windowed<K>, V>[]
@@ -46,7 +48,28 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
     private readonly keySerde: Serde<K>,
     private readonly valueSerde: Serde<V>,
     private readonly logging: boolean,
+    /**
+     * The store of an emit-on-window-close aggregation (KIP-825; Java's time-ordered
+     * RocksDBTimeOrderedSessionStore): its reads by key keep sessions ending at exactly
+     * `observedStreamTime - retention`, and the scan by end time that emits closed sessions
+     * does not clamp at all: sessions go a whole segment (max(retention / 2, 60 s) of end
+     * times) at a time, so a session that closes as stream time jumps far ahead is still emitted.
+     */
+    readonly timeOrdered = false,
   ) {}
+
+  /** The earliest session end reads by key return. */
+  private readFloor(): number {
+    return this.observedStreamTime - this.retentionPeriodMs + (this.timeOrdered ? 0 : 1)
+  }
+
+  /** The earliest session end still stored. */
+  private minLive(): number {
+    if (!this.timeOrdered) return this.readFloor()
+    const interval = Math.max(Math.floor(this.retentionPeriodMs / 2), 60_000)
+    const limit = this.observedStreamTime - this.retentionPeriodMs
+    return limit < 0 ? limit : Math.floor(limit / interval) * interval
+  }
 
   init(context: StateStoreContext): void {
     this.context = context
@@ -83,15 +106,20 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   findSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(keyFrom: K | undefined, keyTo: K | undefined, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[]
+  findSessions(earliestSessionEndTime: number, latestSessionEndTime: number): KeyValue<Windowed<K>, V>[]
   findSessions(...args: unknown[]): KeyValue<Windowed<K>, V>[] {
     this.checkOpen()
+    if (args.length === 2) {
+      const [e, l] = args as [number, number]
+      return this.scan(undefined, undefined, Math.max(e, this.minLive()), Number.MAX_SAFE_INTEGER, l)
+    }
     if (args.length === 3) {
       const [key, e, l] = args as [K, number, number]
       const k = this.k(key)
-      return this.scan(k, k, e, l)
+      return this.scan(k, k, Math.max(e, this.readFloor()), l)
     }
     const [kf, kt, e, l] = args as [K | undefined, K | undefined, number, number]
-    return this.scan(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), e, l)
+    return this.scan(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), Math.max(e, this.readFloor()), l)
   }
 
   backwardFindSessions(key: K, earliestSessionEndTime: number, latestSessionStartTime: number): KeyValue<Windowed<K>, V>[] {
@@ -100,7 +128,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   fetchSession(key: K, sessionStartTime: number, sessionEndTime: number): V | undefined {
     this.checkOpen()
-    if (sessionEndTime <= this.observedStreamTime - this.retentionPeriodMs) return undefined
+    if (sessionEndTime < this.readFloor()) return undefined
     const b = this.byEnd.get(sessionEndTime)?.get(this.k(key).toString('latin1'))?.get(sessionStartTime)
     return b === undefined ? undefined : deserializeSync(this.valueSerde, b, false)
   }
@@ -115,7 +143,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 
   private putBytes(key: Buffer, start: number, end: number, value: Buffer | null): void {
     this.observedStreamTime = Math.max(this.observedStreamTime, end)
-    if (end <= this.observedStreamTime - this.retentionPeriodMs) {
+    if (end < this.minLive()) {
       this.expiredRecords++
       return
     }
@@ -139,15 +167,15 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
       keys.set(id, starts)
     }
     starts.set(start, value)
-    this.byEnd.dropThrough(this.observedStreamTime - this.retentionPeriodMs)
+    this.byEnd.dropThrough(this.minLive() - 1)
   }
 
-  private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number): KeyValue<Windowed<K>, V>[] {
-    const lo = Math.max(earliestEnd, this.observedStreamTime - this.retentionPeriodMs + 1)
+  private scan(from: Buffer | undefined, to: Buffer | undefined, earliestEnd: number, latestStart: number, latestEnd = Number.MAX_SAFE_INTEGER): KeyValue<Windowed<K>, V>[] {
+    const lo = earliestEnd
     const fromId = from?.toString('latin1')
     const toId = to?.toString('latin1')
     const out: KeyValue<Windowed<K>, V>[] = []
-    for (const end of this.byEnd.between(lo, Number.MAX_SAFE_INTEGER)) {
+    for (const end of this.byEnd.between(lo, latestEnd)) {
       const keys = this.byEnd.get(end)!
       const ids = fromId !== undefined && fromId === toId ? (keys.has(fromId) ? [fromId] : []) : [...keys.keys()].sort()
       for (const id of ids) {
@@ -177,6 +205,7 @@ export class InMemorySessionStore<K, V> implements SessionStore<K, V> {
 export interface SessionBytesStoreSupplier {
   readonly name: string
   readonly retentionPeriodMs: number
+  readonly timeOrdered?: boolean
 }
 
 export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionStore<K, V>> {
@@ -206,7 +235,7 @@ export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionSt
   }
 
   build(): InMemorySessionStore<K, V> {
-    return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled)
+    return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled, this.supplier.timeOrdered === true)
   }
 }
 

@@ -16,11 +16,21 @@ export function windowedChangelogConfig(retentionMs: number, user: Readonly<Reco
 
 /** Java's WindowKeySchema.toStoreKeyBinary: `[key][8-byte window start][4-byte seqnum]` (changelog keys). */
 export function windowStoreKeyBinary(key: Buffer, windowStart: number, seqnum: number): Buffer {
-  const out = Buffer.alloc(key.length + 12)
+  const out = Buffer.allocUnsafe(key.length + 12)
   key.copy(out, 0)
-  out.writeBigInt64BE(BigInt(windowStart), key.length)
+  writeLong(out, windowStart, key.length)
   out.writeInt32BE(seqnum, key.length + 8)
   return out
+}
+
+/** An 8-byte big-endian long; two 32-bit writes for the usual non-negative times (BigInt is slow on a hot path). */
+function writeLong(out: Buffer, n: number, at: number): void {
+  if (n >= 0 && n <= Number.MAX_SAFE_INTEGER) {
+    out.writeUInt32BE(Math.floor(n / 0x1_0000_0000), at)
+    out.writeUInt32BE(n >>> 0, at + 4)
+  } else {
+    out.writeBigInt64BE(BigInt(n), at)
+  }
 }
 
 /**
@@ -141,7 +151,18 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     private readonly logging: boolean,
     /** Values are ValueAndTimestamp (Java's TimestampedWindowStore, the DSL's aggregations). */
     readonly timestamped = false,
+    /**
+     * The store of an emit-on-window-close aggregation (KIP-825; Java's time-ordered
+     * RocksDbIndexedTimeOrderedWindowBytesStoreSupplier): its reads keep windows starting at
+     * exactly `observedStreamTime - retention`, one millisecond more than the other stores.
+     */
+    readonly timeOrdered = false,
   ) {}
+
+  /** The earliest window start still live (Java's getActualFrom). */
+  private minLive(): number {
+    return this.observedStreamTime - this.retentionPeriodMs + (this.timeOrdered ? 0 : 1)
+  }
 
   init(context: StateStoreContext): void {
     this.context = context
@@ -178,24 +199,27 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
   fetch(key: K, time: number): V | undefined
   fetch(key: K, timeFrom: number, timeTo: number): KeyValue<number, V>[]
   fetch(keyFrom: K | undefined, keyTo: K | undefined, timeFrom: number, timeTo: number): KeyValue<Windowed<K>, V>[]
-  fetch(...args: unknown[]): unknown {
+  fetch(a: K | undefined, b: number | K | undefined, c?: number, d?: number): unknown {
     this.checkOpen()
-    if (args.length === 2) {
-      const [key, time] = args as [K, number]
-      if (time <= this.observedStreamTime - this.retentionPeriodMs) return undefined
+    // Named parameters and arguments.length, not a rest array: this is the aggregations' hot path.
+    const n = arguments.length
+    if (n === 2) {
+      const key = a as K
+      const time = b as number
+      if (time < this.minLive()) return undefined
       if (this.retainDuplicates) {
         const first = this.single(this.k(key), time, time)[0]
         return first === undefined ? undefined : this.v(first.value)
       }
-      const e = this.segments.get(time)?.get(this.k(key).toString('latin1'))
+      const seg = this.segments.get(time)
+      if (seg === undefined) return undefined
+      const e = seg.get(this.keyId(this.k(key)))
       return e === undefined ? undefined : this.v(e.value)
     }
-    if (args.length === 3) {
-      const [key, from, to] = args as [K, number, number]
-      return this.single(this.k(key), from, to).map((e) => ({ key: e.start, value: this.v(e.value) }))
-    }
-    const [kf, kt, from, to] = args as [K | undefined, K | undefined, number, number]
-    return this.range(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), from, to)
+    if (n === 3) return this.single(this.k(a as K), b as number, c!).map((e) => ({ key: e.start, value: this.v(e.value) }))
+    const kf = a
+    const kt = b as K | undefined
+    return this.range(kf === undefined ? undefined : this.k(kf), kt === undefined ? undefined : this.k(kt), c!, d!)
   }
 
   backwardFetch(key: K, timeFrom: number, timeTo: number): KeyValue<number, V>[]
@@ -223,11 +247,11 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
 
   private putBytes(key: Buffer, value: Buffer | null, start: number, seq: number): void {
     this.observedStreamTime = Math.max(this.observedStreamTime, start)
-    if (start <= this.observedStreamTime - this.retentionPeriodMs) {
+    if (start < this.minLive()) {
       this.expiredRecords++
       return
     }
-    const keyId = key.toString('latin1')
+    const keyId = this.keyId(key)
     const id = this.retainDuplicates ? keyId + seqSuffix(seq) : keyId
     let seg = this.segments.get(start)
     if (value === null) {
@@ -241,8 +265,14 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
       seg = new Map()
       this.segments.set(start, seg)
     }
+    const existing = seg.get(id)
+    if (existing !== undefined) {
+      // The same key (and sequence number) at the same start: the byKey index holds this very entry.
+      existing.value = value
+      this.expire()
+      return
+    }
     const entry: Entry = { key, seq, value }
-    const replaced = seg.has(id)
     seg.set(id, entry)
     let idx = this.byKey.get(keyId)
     if (idx === undefined) {
@@ -251,7 +281,6 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     }
     const list = idx.get(start)
     if (list === undefined) idx.set(start, [entry])
-    else if (replaced) list[list.findIndex((e) => e.seq === seq)] = entry
     else list.push(entry)
     this.expire()
   }
@@ -268,7 +297,7 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
 
   /** Java drops whole expired windows eagerly on put and before reads. */
   private expire(): void {
-    const limit = this.observedStreamTime - this.retentionPeriodMs
+    const limit = this.minLive() - 1
     for (const seg of this.segments.dropThrough(limit)) {
       for (const e of seg.values()) {
         const keyId = e.key.toString('latin1')
@@ -281,14 +310,14 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
   }
 
   private liveStarts(from: number, to: number): number[] {
-    return this.segments.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)
+    return this.segments.between(Math.max(from, this.minLive()), to)
   }
 
   private single(key: Buffer, from: number, to: number): { start: number; value: Buffer }[] {
     const idx = this.byKey.get(key.toString('latin1'))
     if (idx === undefined) return []
     const out: { start: number; value: Buffer }[] = []
-    for (const start of idx.between(Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1), to)) {
+    for (const start of idx.between(Math.max(from, this.minLive()), to)) {
       for (const e of idx.get(start)!) out.push({ start, value: e.value })
     }
     return out
@@ -311,9 +340,30 @@ export class InMemoryWindowStore<K, V> implements WindowStore<K, V> {
     if (!this.open) throw new InvalidStateStoreException(`Store ${this.name} is currently closed.`)
   }
 
+  /**
+   * The aggregations fetch a key and then put it: the last primitive key's bytes are kept, so
+   * it is serialized once (serdes are deterministic functions of the key).
+   */
+  private lastKey: unknown = undefined
+  private lastKeyBytes: Buffer | undefined
+  private lastKeyId: string | undefined
+
+  /** The map key for serialized key bytes (latin1: one char per byte, so byte order is string order). */
+  private keyId(bytes: Buffer): string {
+    if (bytes === this.lastKeyBytes) return (this.lastKeyId ??= bytes.toString('latin1'))
+    return bytes.toString('latin1')
+  }
+
   private k(key: K): Buffer {
     if (key === null || key === undefined) throw new StreamsException(`Store ${this.name}: a key may not be null`)
-    return serializeSync(this.keySerde, key, true)
+    if (key === this.lastKey && this.lastKeyBytes !== undefined) return this.lastKeyBytes
+    const bytes = serializeSync(this.keySerde, key, true)
+    if (typeof key === 'string' || typeof key === 'number') {
+      this.lastKey = key
+      this.lastKeyBytes = bytes
+      this.lastKeyId = undefined
+    }
+    return bytes
   }
 
   private v(b: Buffer): V {
@@ -338,6 +388,8 @@ export interface WindowBytesStoreSupplier {
   readonly retentionPeriodMs: number
   readonly windowSizeMs: number
   readonly retainDuplicates: boolean
+  /** Emit-on-window-close stores (KIP-825): see InMemoryWindowStore#timeOrdered. */
+  readonly timeOrdered?: boolean
 }
 
 export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStore<K, V>> {
@@ -374,7 +426,7 @@ export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStor
 
   build(): InMemoryWindowStore<K, V> {
     const s = this.supplier
-    return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+    return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, s.timeOrdered === true)
   }
 }
 

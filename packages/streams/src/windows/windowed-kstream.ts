@@ -8,15 +8,17 @@ import { Named, type Materialized } from '../dsl/options.js'
 import type { Change, OldValues } from '../dsl/processors.js'
 import { lazySerde, type StreamsBuilder } from '../dsl/streams-builder.js'
 import { sessionWindowAggregate, slidingWindowAggregate, timeWindowAggregate, type Aggregator, type Initializer, type Merger } from './aggregate.js'
+import { EmitStrategy } from './emit-strategy.js'
 import { SessionStores } from './session-store.js'
 import { registerWindowGrace } from './suppress.js'
 import { WindowStores } from './window-store.js'
 import { WindowedSerdes } from './windowed-serdes.js'
 import { SessionWindows, SlidingWindows, TimeWindows, type Windowed } from './windows.js'
 
-type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
+export type NamedOrMaterialized<K, V> = Named | Materialized<K, V> | undefined
 
-function split<K, V>(a: NamedOrMaterialized<K, V>, b: Materialized<K, V> | undefined): [Named | undefined, Materialized<K, V> | undefined] {
+/** The DSL's optional (Named | Materialized, Materialized) arguments, as Java's overloads take them. */
+export function split<K, V>(a: NamedOrMaterialized<K, V>, b: Materialized<K, V> | undefined): [Named | undefined, Materialized<K, V> | undefined] {
   return a instanceof Named ? [a, b] : [undefined, a ?? b]
 }
 
@@ -33,12 +35,26 @@ export interface GroupedSource<K, V> {
 const reduceAggregator = <K, V>(reducer: (agg: V, value: V) => V): Aggregator<K, V, V> => (_k, v, acc) => (acc === null || acc === undefined ? v : reducer(acc, v))
 
 abstract class WindowedKStreamBase<K, V> {
+  protected emit = EmitStrategy.onWindowUpdate()
+
   /** @internal */
   constructor(protected readonly source: GroupedSource<K, V>) {}
 
   protected abstract windowedKeySerde(keySerde: Serde<K>): Serde<Windowed<K>>
   protected abstract grace(): number
-  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder
+  /** Throws Java's IllegalArgumentException text (a RangeError) when `retentionMs` is too short for the windows. */
+  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder
+
+  /** KIP-825: emit on every update (the default) or only final results, once a window closes. Sets it on this object and returns it, as Java. */
+  emitStrategy(emitStrategy: EmitStrategy): this {
+    if (!(emitStrategy instanceof EmitStrategy)) throw new TypeError('emitStrategy cannot be null')
+    this.emit = emitStrategy
+    return this
+  }
+
+  protected get timeOrdered(): boolean {
+    return this.emit.type() === 'ON_WINDOW_CLOSE'
+  }
 
   /**
    * Java's GroupedStreamAggregateBuilder for windows: store name drawn first, then the
@@ -50,12 +66,12 @@ abstract class WindowedKStreamBase<K, V> {
     const storeName = materialized?.storeName ?? b.newStoreName(prefix)
     const name = named?.name ?? b.newProcessorName(prefix)
     const parent = repartitionRequired ? createRepartitionedSource(builder, nodeName, repartitionName ?? storeName, this.source.keySerde, this.source.valueSerde) : nodeName
+    const keySerde = lazySerde(materialized?.keySerde ?? this.source.keySerde, builder.defaults, true) as Serde<K>
+    // Built before the processor is added, so a too-short retention leaves the topology untouched (Java checks it first too).
+    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false), materialized?.retentionMs)
     const old: OldValues = { enabled: false }
     b.topology.addProcessor(name, supplier(storeName, old), [parent])
-    const keySerde = lazySerde(materialized?.keySerde ?? this.source.keySerde, builder.defaults, true) as Serde<K>
-    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false))
-    if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
-    else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
+    applyLogging(store, materialized)
     b.topology.addStateStore(store, [name])
     const table = new KTable<Windowed<K>, A>(builder, name, this.windowedKeySerde(keySerde), materialized?.valueSerde ?? valueSerde, materialized?.storeName, old)
     registerWindowGrace(builder, name, this.grace())
@@ -87,16 +103,14 @@ export class TimeWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows instanceof TimeWindows ? this.windows.size() : this.windows.timeDifferenceMs
   }
 
-  /** Java's retention default: size + grace (2 * difference + grace for sliding windows, which look back that far). */
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder {
-    const w = this.windows
-    const retention = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
-    return WindowStores.timestampedWindowStoreBuilder(WindowStores.inMemoryWindowStore(name, retention, this.windowSize(), false), keySerde, valueSerde)
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
+    return timeWindowStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
   }
 
   private supplier<A>(init: Initializer<A>, agg: Aggregator<K, V, A>) {
     const w = this.windows
-    return (store: string, old: OldValues) => (w instanceof TimeWindows ? timeWindowAggregate(store, w, init, agg, old) : slidingWindowAggregate(store, w, init, agg, old))
+    const emit = this.emit
+    return (store: string, old: OldValues) => (w instanceof TimeWindows ? timeWindowAggregate(store, w, init, agg, old, emit) : slidingWindowAggregate(store, w, init, agg, old, emit))
   }
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<Windowed<K>, number> {
@@ -132,28 +146,61 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows.inactivityGap() + this.windows.gracePeriodMs()
   }
 
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder {
-    return SessionStores.sessionStoreBuilder(SessionStores.inMemorySessionStore(name, this.windows.inactivityGap() + this.windows.gracePeriodMs()), keySerde, valueSerde)
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
+    return sessionStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
   }
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<Windowed<K>, number> {
     const [n, m] = split(named, materialized)
     this.burnForCount(m)
     return this.build<number>('KSTREAM-AGGREGATE-', n, m, Serdes.Long(), (store, old) =>
-      sessionWindowAggregate<K, V, number>(store, this.windows, () => 0, (_k, _v, acc) => acc + 1, (_k, a, b) => a + b, old))
+      sessionWindowAggregate<K, V, number>(store, this.windows, () => 0, (_k, _v, acc) => acc + 1, (_k, a, b) => a + b, old, this.emit))
   }
 
   reduce(reducer: (aggregate: V, value: V) => V, named?: NamedOrMaterialized<K, V>, materialized?: Materialized<K, V>): KTable<Windowed<K>, V> {
     const [n, m] = split(named, materialized)
     const agg = reduceAggregator<K, V>(reducer)
     return this.build<V>('KSTREAM-REDUCE-', n, m, this.source.valueSerde, (store, old) =>
-      sessionWindowAggregate<K, V, V>(store, this.windows, () => null as V, agg, (k, a, b) => agg(k, b, a), old))
+      sessionWindowAggregate<K, V, V>(store, this.windows, () => null as V, agg, (k, a, b) => agg(k, b, a), old, this.emit))
   }
 
   aggregate<A>(initializer: Initializer<A>, aggregator: Aggregator<K, V, A>, sessionMerger: Merger<K, A>, named?: NamedOrMaterialized<K, A>, materialized?: Materialized<K, A>): KTable<Windowed<K>, A> {
     const [n, m] = split(named, materialized)
-    return this.build<A>('KSTREAM-AGGREGATE-', n, m, undefined, (store, old) => sessionWindowAggregate(store, this.windows, initializer, aggregator, sessionMerger, old))
+    return this.build<A>('KSTREAM-AGGREGATE-', n, m, undefined, (store, old) => sessionWindowAggregate(store, this.windows, initializer, aggregator, sessionMerger, old, this.emit))
   }
+}
+
+/** Materialized's logging choice on a store builder (changelog on by default, with the user's topic configs). */
+export function applyLogging(store: StoreBuilder, materialized: Materialized<any, any> | undefined): StoreBuilder {
+  if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
+  else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
+  return store
+}
+
+/**
+ * Java's WindowStoreMaterializer / SlidingWindowStoreMaterializer (also for cogroup): retention
+ * defaults to size + grace (2 * difference + grace for sliding windows, which look back that
+ * far) and may not be set below that.
+ */
+export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+  const minimum = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
+  const retention = retentionMs ?? minimum
+  if (retention < minimum) {
+    throw new RangeError(w instanceof TimeWindows
+      ? `The retention period of the window store ${name} must be no smaller than its window size plus the grace period. Got size=[${w.size()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`
+      : `The retention period of the window store ${name} must be no smaller than 2 * time difference plus the grace period. Got time difference=[${w.timeDifferenceMs}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
+  }
+  const size = w instanceof TimeWindows ? w.size() : w.timeDifferenceMs
+  return WindowStores.timestampedWindowStoreBuilder({ ...WindowStores.inMemoryWindowStore(name, retention, size, false), timeOrdered }, keySerde, valueSerde)
+}
+
+/** Java's SessionStoreMaterializer (also for cogroup): retention defaults to gap + grace and may not be set below that. */
+export function sessionStoreBuilder<K, A>(w: SessionWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+  const retention = retentionMs ?? w.inactivityGap() + w.gracePeriodMs()
+  if (retention < w.inactivityGap() + w.gracePeriodMs()) {
+    throw new RangeError(`The retention period of the session store ${name} must be no smaller than the session inactivity gap plus the grace period. Got gap=[${w.inactivityGap()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
+  }
+  return SessionStores.sessionStoreBuilder({ ...SessionStores.inMemorySessionStore(name, retention), timeOrdered }, keySerde, valueSerde)
 }
 
 export function windowedBy<K, V>(source: GroupedSource<K, V>, windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startBroker, type Broker } from '@tidelog/broker'
 import { Admin } from '@tidelog/client'
+import { Consumer } from '@tidelog/consumer'
 import { Producer } from '@tidelog/producer'
 import { afterAll, beforeAll } from 'vitest'
 
@@ -44,4 +45,25 @@ export async function until(what: string, cond: () => boolean | Promise<boolean>
     if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
     await new Promise((r) => setTimeout(r, 50))
   }
+}
+
+/** Reads partition 0 of `topic` from the start until `count` records arrived (or the deadline passed). */
+export async function readTopic(brokers: string[], topic: string, count: number, deadlineMs = 60_000): Promise<{ key: Buffer | null; value: Buffer | null; timestamp: number }[]> {
+  const c = new Consumer({ brokers, autoOffsetReset: 'earliest' })
+  const out: { key: Buffer | null; value: Buffer | null; timestamp: number }[] = []
+  const ac = new AbortController()
+  const timer = setTimeout(() => ac.abort(), deadlineMs)
+  try {
+    c.assign([{ topic, partition: 0 }])
+    for await (const batch of c.batches({ signal: ac.signal })) {
+      for (const m of batch.messages) out.push({ key: m.key === null ? null : Buffer.from(m.key), value: m.value === null ? null : Buffer.from(m.value), timestamp: Number(m.timestamp) })
+      if (out.length >= count) break
+    }
+  } catch (e) {
+    if (!ac.signal.aborted) throw e
+  } finally {
+    clearTimeout(timer)
+    await c.close()
+  }
+  return out
 }
