@@ -55,7 +55,9 @@ export class UserScramCredentialError extends ProtocolError {
     api: 'DescribeUserScramCredentials' | 'AlterUserScramCredentials',
     message: string | null,
   ) {
-    super(code, { api, apiKey: api === 'DescribeUserScramCredentials' ? DescribeUserScramCredentials.apiKey : AlterUserScramCredentials.apiKey, message: message === null || message === '' ? `user ${user}` : `user ${user}: ${message}` })
+    super(code, { api, apiKey: api === 'DescribeUserScramCredentials' ? DescribeUserScramCredentials.apiKey : AlterUserScramCredentials.apiKey, message })
+    // ProtocolError's text names the API; the user is what a caller needs to find.
+    this.message = `${this.message} (user ${JSON.stringify(user)})`
   }
 }
 
