@@ -14,6 +14,7 @@ import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
+import { parseListenerSaslSettings } from './security/sasl-listener/settings.js'
 import { SecurityManager } from './security/manager.js'
 import { AclStore } from './security/acl-store.js'
 import { StandardAuthorizer } from './security/authorizer.js'
@@ -182,6 +183,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       plainUsersFile: config.saslPlainUsersFile,
       reauthMs: config.connectionsMaxReauthMs,
       failedAuthenticationDelayMs: config.connectionFailedAuthenticationDelayMs,
+      plainCallbackHandler: config.saslServerCallbackHandlerClass,
+      listeners: parseListenerSaslSettings(config.listenerNameConfigs, listenerSpecs),
       oauthbearer: {
         jaasConfig: config.oauthbearerSaslJaasConfig,
         jwksEndpointUrl: config.saslOauthbearerJwksEndpointUrl,
