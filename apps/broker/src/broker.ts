@@ -217,7 +217,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
-    quotas = new QuotaManager(quotaStore, quotaWindow)
+    const controllerWindow = { samples: config.controllerQuotaWindowNum, windowMs: config.controllerQuotaWindowSizeSeconds * 1000 }
+    quotas = new QuotaManager(quotaStore, quotaWindow, undefined, controllerWindow)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
     server = new KafkaServer({
       broker: context,

@@ -143,6 +143,10 @@ export interface BrokerConfig {
   quotaWindowNum: number
   /** Kafka's quota.window.size.seconds: the length of one sample. */
   quotaWindowSizeSeconds: number
+  /** Kafka's controller.quota.window.num: samples a controller_mutation_rate is measured over (KIP-599). */
+  controllerQuotaWindowNum: number
+  /** Kafka's controller.quota.window.size.seconds: the length of one of those samples. */
+  controllerQuotaWindowSizeSeconds: number
   /** Kafka's sasl.server.callback.handler.class: here a JavaScript module whose authenticate({ username, password, listener }) decides PLAIN logins. */
   saslServerCallbackHandlerClass: string | undefined
   /**
@@ -234,6 +238,8 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   consolePort: undefined,
   quotaWindowNum: 11,
   quotaWindowSizeSeconds: 1,
+  controllerQuotaWindowNum: 11,
+  controllerQuotaWindowSizeSeconds: 1,
   saslServerCallbackHandlerClass: undefined,
   listenerNameConfigs: Object.freeze({}),
 })
@@ -338,6 +344,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },
   { key: 'allowEveryoneIfNoAclFound', flag: 'allow-everyone-if-no-acl-found', env: 'TIDELOG_ALLOW_EVERYONE_IF_NO_ACL_FOUND', kind: { type: 'bool' }, help: 'with ACLs on, a resource no ACL names is open to everyone (true|false)' },
   { key: 'quotaWindowNum', flag: 'quota-window-num', env: 'TIDELOG_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a client quota rate is measured over (quota.window.num)' },
+  { key: 'controllerQuotaWindowNum', flag: 'controller-quota-window-num', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a controller_mutation_rate is measured over (controller.quota.window.num, KIP-599)' },
+  { key: 'controllerQuotaWindowSizeSeconds', flag: 'controller-quota-window-size-seconds', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one controller mutation quota sample in seconds (controller.quota.window.size.seconds)' },
   { key: 'saslServerCallbackHandlerClass', flag: 'sasl-server-callback-handler-class', env: 'TIDELOG_SASL_SERVER_CALLBACK_HANDLER_CLASS', kind: { type: 'string', nonEmpty: true }, help: 'path of a JS module exporting authenticate({ username, password, listener }) that decides PLAIN logins' },
   { key: 'quotaWindowSizeSeconds', flag: 'quota-window-size-seconds', env: 'TIDELOG_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one quota sample in seconds (quota.window.size.seconds)' },
 ]
