@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Admin, KafkaConnectionError, SaslAuthenticationError, type SaslOptions } from '@tidelog/client'
+import { startBroker } from '@tidelog/broker'
+import { Admin, AdminError, KafkaConnectionError, SaslAuthenticationError, type SaslOptions, UserScramCredentialError } from '@tidelog/client'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 
@@ -42,6 +43,64 @@ const JAAS_PLAIN =
   'user_admin="admin-secret" user_alice="alice-secret";'
 const JAAS_SCRAM = 'org.apache.kafka.common.security.scram.ScramLoginModule required;'
 const REAUTH_MS = 4000
+
+type Step = { step: string; result: unknown }
+
+/** What a caller of our Admin sees, per step: sorted descriptions, or each user's error type and message. */
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  try {
+    const r = await p
+    // Kafka keeps a user's mechanisms in a hash map: their order is not part of the answer.
+    for (const d of Array.isArray(r) ? r : []) (d as { credentialInfos?: { mechanism: string }[] }).credentialInfos?.sort((x, y) => x.mechanism.localeCompare(y.mechanism))
+    return Array.isArray(r) ? [...r].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))) : r
+  } catch (e) {
+    if (!(e instanceof AdminError)) throw e
+    const errors = e.errors.map((x) => (x instanceof UserScramCredentialError ? `${x.user}: ${x.type}: ${x.serverMessage ?? ''}` : String(x))).sort()
+    return { errors, results: [...e.results].map((r) => JSON.stringify(r)).sort() }
+  }
+}
+
+/**
+ * One scripted session of SCRAM administration (KIP-554) through our Admin, run against Kafka
+ * and against tidelog. Kafka's broker serves describes from its metadata image, a moment after
+ * the controller commits an alteration, so each describe waits for the change it follows.
+ */
+async function scramAdminScript(a: Admin, login: (password: string) => Admin): Promise<Step[]> {
+  const steps: Step[] = []
+  const until = async (check: () => Promise<boolean>) => {
+    for (const end = Date.now() + 15_000; !(await check()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100))
+  }
+  const names = async () => (await a.describeUserScramCredentials()).map((d) => d.name)
+  steps.push({
+    step: 'alter',
+    result: await outcome(
+      a.alterUserScramCredentials([
+        { user: 'carol', credentialInfo: { mechanism: 'SCRAM-SHA-512', iterations: 4096 }, password: 'carol-secret' },
+        { user: 'dave', credentialInfo: { mechanism: 'SCRAM-SHA-256', iterations: 1000 }, password: 'dave-secret' },
+        { user: 'erin', mechanism: 'SCRAM-SHA-256' },
+        { user: 'frank', credentialInfo: { mechanism: 'SCRAM-SHA-256', iterations: 4096 }, password: 'f1' },
+        { user: 'frank', credentialInfo: { mechanism: 'SCRAM-SHA-256', iterations: 4096 }, password: 'f2' },
+        { user: 'gina', credentialInfo: { mechanism: 'SCRAM-SHA-256', iterations: 20000 }, password: 'gina-secret' },
+      ]),
+    ),
+  })
+  await until(async () => (await names()).includes('carol'))
+  steps.push({ step: 'describe all', result: await outcome(a.describeUserScramCredentials()) })
+  steps.push({ step: 'describe carol, nobody', result: await outcome(a.describeUserScramCredentials(['carol', 'nobody'])) })
+  steps.push({ step: 'describe carol twice', result: await outcome(a.describeUserScramCredentials(['carol', 'carol'])) })
+  const carol = login('carol-secret')
+  let loggedIn = 'refused'
+  await until(async () => {
+    loggedIn = await carol.listTopics().then(() => 'ok', (e: unknown) => (e instanceof SaslAuthenticationError ? 'refused' : String(e)))
+    return loggedIn === 'ok'
+  })
+  await carol.close()
+  steps.push({ step: 'login carol', result: loggedIn })
+  steps.push({ step: 'delete carol', result: await outcome(a.alterUserScramCredentials([{ user: 'carol', mechanism: 'SCRAM-SHA-512' }])) })
+  await until(async () => !(await names()).includes('carol'))
+  steps.push({ step: 'describe carol gone', result: await outcome(a.describeUserScramCredentials(['carol'])) })
+  return steps
+}
 
 for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
   describe(`SASL and TLS against Apache Kafka ${version}`, () => {
@@ -143,6 +202,33 @@ for (const version of [KAFKA_VERSIONS.latest, KAFKA_VERSIONS.previous]) {
       expect(Array.isArray(names)).toBe(true)
       expect(await a.cluster.anyConnection()).not.toBe(first)
     })
+
+    it('Admin SCRAM users: the same describe and alter answers from Kafka and tidelog, and a user our Admin salted logs in on both', async (ctx) => {
+      if (skip) return ctx.skip()
+      const dataDir = join(dir, 'tidelog')
+      const broker = await startBroker({ dataDir, listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', connectionFailedAuthenticationDelayMs: 0, logLevel: 'error' })
+      try {
+        const ours = admin({ listener: 'PLAINTEXT' })
+        const tidelog = new Admin({ brokers: [`127.0.0.1:${broker.listeners[0]!.port}`], timeoutMs: 20_000 })
+        admins.push(tidelog)
+        // Kafka's alice came from ConfigCommand; ours is made the same way by our Admin.
+        await tidelog.alterUserScramCredentials([
+          { user: 'alice', credentialInfo: { mechanism: 'SCRAM-SHA-256', iterations: 8192 }, password: 'alice-secret' },
+          { user: 'alice', credentialInfo: { mechanism: 'SCRAM-SHA-512', iterations: 4096 }, password: 'alice-secret' },
+        ])
+        const sasl = (port: number) => (password: string) =>
+          new Admin({ brokers: [`127.0.0.1:${port}`], timeoutMs: 20_000, sasl: { mechanism: 'scram-sha-512', username: 'carol', password } })
+        const theirs = await scramAdminScript(ours, sasl(kafka!.listeners.SASL_PLAINTEXT!))
+        const mine = await scramAdminScript(tidelog, sasl(broker.listeners[1]!.port))
+        theirs.forEach((step, i) => expect(mine[i], `step ${i}`).toEqual(step))
+        expect(mine).toHaveLength(theirs.length)
+        // Worth comparing only if the answers say something.
+        expect(JSON.stringify(mine)).toMatch(/RESOURCE_NOT_FOUND.*UNACCEPTABLE_CREDENTIAL|UNACCEPTABLE_CREDENTIAL.*RESOURCE_NOT_FOUND/)
+        expect(mine).toContainEqual({ step: 'login carol', result: 'ok' })
+      } finally {
+        await broker.close()
+      }
+    }, 60_000)
 
     it('TLS: verifies the broker against the given CA and administers over it', async (ctx) => {
       if (skip) return ctx.skip()

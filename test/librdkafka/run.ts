@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util'
 import { KAFKA_VERSIONS, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { compare, parseExpectations, parseKafkaResults, writeResults } from './expectations.js'
 import { makeKafkaPath } from './kafka-path.js'
-import { isSaslResult, REAUTH_MS, runSaslPass, saslBrokerArgs } from './sasl.js'
+import { createScramUsers, isSaslResult, REAUTH_MS, runSaslPass, saslBrokerArgs } from './sasl.js'
 import { buildLibrdkafka, LibrdkafkaHarnessError, runSuite, type SuiteRun, type TestResult } from './suite.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -198,6 +198,7 @@ async function main(): Promise<number> {
       const dir = join(workDir, 'sasl')
       mkdirSync(dir, { recursive: true })
       broker = await startTidelog(dir, saslBrokerArgs(dir))
+      await createScramUsers(broker.bootstrap)
       console.log(`SASL pass: tidelog on SASL_PLAINTEXT ${broker.bootstrap}, connections.max.reauth.ms=${REAUTH_MS}`)
       sasl = await runSaslPass({ testsDir, bootstrap: broker.bootstrap, kafkaVersion: broker.kafkaVersion, kafkaPath, workDir: dir, timeoutMs })
     }
@@ -220,7 +221,7 @@ async function main(): Promise<number> {
     `TEST_KAFKA_VERSION=${kafkaVersion}, run-test.sh -Q -E -L -p${values.parallel}, ${new Date().toISOString()}`,
     `${mainCounts.PASSED} passed, ${mainCounts.FAILED} failed, ${mainCounts.SKIPPED} skipped in ${fmt(suite?.seconds ?? 0)}`,
     ...(sasl
-      ? [`SASL pass (<test>@<job>: SASL_PLAINTEXT, PLAIN / OAUTHBEARER, connections.max.reauth.ms=${REAUTH_MS}; sasl.ts):`, `${countLine(saslCounts)} of ${sasl.results.length} runs in ${fmt(sasl.seconds)}`]
+      ? [`SASL pass (<test>@<job>: SASL_PLAINTEXT, PLAIN / SCRAM-SHA-256/512 / OAUTHBEARER, connections.max.reauth.ms=${REAUTH_MS}; sasl.ts):`, `${countLine(saslCounts)} of ${sasl.results.length} runs in ${fmt(sasl.seconds)}`]
       : []),
   ]
   if (values.tests) {

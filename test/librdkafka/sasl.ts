@@ -1,7 +1,9 @@
 /**
  * The SASL pass: librdkafka's tests that skip on a PLAINTEXT cluster (0135, 0142) run
- * again against a tidelog-broker whose only listener is SASL_PLAINTEXT, with PLAIN and
- * OAUTHBEARER (unsecured development tokens) enabled and KIP-368 re-authentication on.
+ * again against a tidelog-broker whose only listener is SASL_PLAINTEXT, with PLAIN,
+ * SCRAM-SHA-256/512 and OAUTHBEARER (unsecured development tokens) enabled and KIP-368
+ * re-authentication on. The SCRAM users are created with @tidelog/client's Admin
+ * (AlterUserScramCredentials, KIP-554) once the broker listens.
  *
  * Results are named `<test>@<job>` (e.g. `0142_reauthentication@plain:do_test_producer`)
  * so expectations.txt lists them beside the main pass.
@@ -16,6 +18,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Admin } from '@tidelog/client'
 import { ANSI, runSuite, type SuiteOptions, type TestResult } from './suite.js'
 
 /** A result of the SASL pass (`<test>@<job>`), as opposed to one of the main pass. */
@@ -39,7 +42,7 @@ export function saslBrokerArgs(dir: string): string[] {
   writeFileSync(users, `KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule required\n  user_${SASL_USER.name}="${SASL_USER.password}";\n};\n`)
   return [
     '--listeners', 'SASL_PLAINTEXT://127.0.0.1:0',
-    '--sasl-enabled-mechanisms', 'PLAIN,OAUTHBEARER',
+    '--sasl-enabled-mechanisms', 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
     '--sasl-plain-users-file', users,
     '--connections-max-reauth-ms', String(REAUTH_MS),
   ]
@@ -51,6 +54,20 @@ const PLAIN = {
   'sasl.username': SASL_USER.name,
   'sasl.password': SASL_USER.password,
 }
+
+/** The SCRAM user (the same name and password as PLAIN's) for both mechanisms, made through our Admin over PLAIN. */
+export async function createScramUsers(bootstrap: string): Promise<void> {
+  const admin = new Admin({ brokers: [bootstrap], clientId: 'rdk-scram-setup', sasl: { mechanism: 'PLAIN', username: SASL_USER.name, password: SASL_USER.password } })
+  try {
+    await admin.alterUserScramCredentials(
+      (['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const).map((mechanism) => ({ user: SASL_USER.name, credentialInfo: { mechanism, iterations: 4096 }, password: SASL_USER.password })),
+    )
+  } finally {
+    await admin.close()
+  }
+}
+
+const scram = (mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512') => ({ ...PLAIN, 'sasl.mechanism': mechanism })
 
 const OAUTHBEARER = {
   'security.protocol': 'SASL_PLAINTEXT',
@@ -90,11 +107,16 @@ export const SASL_JOBS: readonly SaslJob[] = [
   // session's end closing the connection, as Kafka closes it), whatever the broker.
   { label: 'oauthbearer:token-longer-than-reauth', test: '0142_reauthentication', conf: OAUTHBEARER, quick: false, subtests: oauthSubtest(REAUTH_MS * 2), subtestsPassed: 2 },
   { label: 'plain:do_test_producer', test: '0142_reauthentication', conf: PLAIN, quick: false, subtests: 'do_test_producer:', subtestsPassed: 1 },
+  // SCRAM re-authenticates with a full new exchange (new nonces) on the same connection.
+  { label: 'scram-sha-512:do_test_producer', test: '0142_reauthentication', conf: scram('SCRAM-SHA-512'), quick: false, subtests: 'do_test_producer:', subtestsPassed: 1 },
+  { label: 'scram-sha-256:do_test_reauth_failure', test: '0142_reauthentication', conf: scram('SCRAM-SHA-256'), quick: false, subtests: 'do_test_reauth_failure:', subtestsPassed: 1 },
   // Credentials changed to wrong ones: the next re-authentication must fail.
   { label: 'plain:do_test_reauth_failure', test: '0142_reauthentication', conf: PLAIN, quick: false, subtests: 'do_test_reauth_failure:', subtestsPassed: 1 },
   // Wrong credentials, then rd_kafka_sasl_set_credentials() (both orders). Its share
   // consumer subtests are not quick, so -Q leaves them out.
   { label: 'plain', test: '0135_sasl_credentials', conf: PLAIN, quick: true, subtestsPassed: 2 },
+  { label: 'scram-sha-256', test: '0135_sasl_credentials', conf: scram('SCRAM-SHA-256'), quick: true, subtestsPassed: 2 },
+  { label: 'scram-sha-512', test: '0135_sasl_credentials', conf: scram('SCRAM-SHA-512'), quick: true, subtestsPassed: 2 },
 ]
 
 /**

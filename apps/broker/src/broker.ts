@@ -14,6 +14,7 @@ import { type Logger, silentLogger } from './logger.js'
 import { ProducerIdAllocator } from './producer-ids.js'
 import { KafkaServer } from './server.js'
 import { type SecurityProtocol, resolveListeners, usesTls } from './security/listeners.js'
+import { parseListenerSaslSettings } from './security/sasl-listener/settings.js'
 import { SecurityManager } from './security/manager.js'
 import { AclStore } from './security/acl-store.js'
 import { StandardAuthorizer } from './security/authorizer.js'
@@ -182,6 +183,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
       plainUsersFile: config.saslPlainUsersFile,
       reauthMs: config.connectionsMaxReauthMs,
       failedAuthenticationDelayMs: config.connectionFailedAuthenticationDelayMs,
+      plainCallbackHandler: config.saslServerCallbackHandlerClass,
+      listeners: parseListenerSaslSettings(config.listenerNameConfigs, listenerSpecs),
       oauthbearer: {
         jaasConfig: config.oauthbearerSaslJaasConfig,
         jwksEndpointUrl: config.saslOauthbearerJwksEndpointUrl,
@@ -214,7 +217,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
-    quotas = new QuotaManager(quotaStore, quotaWindow)
+    const controllerWindow = { samples: config.controllerQuotaWindowNum, windowMs: config.controllerQuotaWindowSizeSeconds * 1000 }
+    quotas = new QuotaManager(quotaStore, quotaWindow, undefined, controllerWindow)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
     server = new KafkaServer({
       broker: context,

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { ACCEPTED_AUTHORIZERS, STANDARD_AUTHORIZER } from './security/authorizer.js'
 import { resolveListeners } from './security/listeners.js'
 import { jksUnsupported } from './security/keystore.js'
+import { isListenerNameKey, parseListenerSaslSettings } from './security/sasl-listener/settings.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
 
@@ -142,6 +143,18 @@ export interface BrokerConfig {
   quotaWindowNum: number
   /** Kafka's quota.window.size.seconds: the length of one sample. */
   quotaWindowSizeSeconds: number
+  /** Kafka's controller.quota.window.num: samples a controller_mutation_rate is measured over (KIP-599). */
+  controllerQuotaWindowNum: number
+  /** Kafka's controller.quota.window.size.seconds: the length of one of those samples. */
+  controllerQuotaWindowSizeSeconds: number
+  /** Kafka's sasl.server.callback.handler.class: here a JavaScript module whose authenticate({ username, password, listener }) decides PLAIN logins. */
+  saslServerCallbackHandlerClass: string | undefined
+  /**
+   * Kafka's listener-prefixed settings (KIP-103), as in server.properties:
+   * `listener.name.<listener>.sasl.enabled.mechanisms`, `...<mechanism>.sasl.jaas.config`,
+   * `...plain.sasl.server.callback.handler.class`, `...sasl.oauthbearer.*`. They win over the broker-wide ones.
+   */
+  listenerNameConfigs: Readonly<Record<string, string>>
 }
 
 export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
@@ -225,6 +238,10 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   consolePort: undefined,
   quotaWindowNum: 11,
   quotaWindowSizeSeconds: 1,
+  controllerQuotaWindowNum: 11,
+  controllerQuotaWindowSizeSeconds: 1,
+  saslServerCallbackHandlerClass: undefined,
+  listenerNameConfigs: Object.freeze({}),
 })
 
 /** A wrong flag, environment variable, config-file entry or value. The CLI exits 2 on it. */
@@ -327,6 +344,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },
   { key: 'allowEveryoneIfNoAclFound', flag: 'allow-everyone-if-no-acl-found', env: 'TIDELOG_ALLOW_EVERYONE_IF_NO_ACL_FOUND', kind: { type: 'bool' }, help: 'with ACLs on, a resource no ACL names is open to everyone (true|false)' },
   { key: 'quotaWindowNum', flag: 'quota-window-num', env: 'TIDELOG_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a client quota rate is measured over (quota.window.num)' },
+  { key: 'controllerQuotaWindowNum', flag: 'controller-quota-window-num', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a controller_mutation_rate is measured over (controller.quota.window.num, KIP-599)' },
+  { key: 'controllerQuotaWindowSizeSeconds', flag: 'controller-quota-window-size-seconds', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one controller mutation quota sample in seconds (controller.quota.window.size.seconds)' },
+  { key: 'saslServerCallbackHandlerClass', flag: 'sasl-server-callback-handler-class', env: 'TIDELOG_SASL_SERVER_CALLBACK_HANDLER_CLASS', kind: { type: 'string', nonEmpty: true }, help: 'path of a JS module exporting authenticate({ username, password, listener }) that decides PLAIN logins' },
   { key: 'quotaWindowSizeSeconds', flag: 'quota-window-size-seconds', env: 'TIDELOG_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one quota sample in seconds (quota.window.size.seconds)' },
 ]
 
@@ -480,12 +500,19 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
     byFileKey.set(o.flag.replace(/-/g, '.'), o)
   }
   for (const k of Object.keys(file)) {
-    if (!byFileKey.has(k)) throw new ConfigError(`config file ${configPath}: unknown option "${k}"`)
+    if (!byFileKey.has(k) && !isListenerNameKey(k)) throw new ConfigError(`config file ${configPath}: unknown option "${k}"`)
   }
 
   const config: BrokerConfig = { ...DEFAULT_CONFIG }
   const seenInFile = new Set<keyof BrokerConfig>()
+  const listenerNameConfigs: Record<string, string> = {}
   for (const [k, raw] of Object.entries(file)) {
+    if (isListenerNameKey(k)) {
+      if (typeof raw !== 'string' && typeof raw !== 'number') throw new ConfigError(`config file ${configPath}, "${k}": expected a string, got ${JSON.stringify(raw)}`)
+      listenerNameConfigs[k] = String(raw)
+      config.listenerNameConfigs = listenerNameConfigs
+      continue
+    }
     const spec = byFileKey.get(k)!
     if (seenInFile.has(spec.key)) throw new ConfigError(`config file ${configPath}: "${k}" is set twice`)
     seenInFile.add(spec.key)
@@ -509,7 +536,7 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
 // never hold one, and that connection would wait forever.
 function checkCombination(config: BrokerConfig): void {
   // Throws ConfigError naming the bad listener, so a typo fails at parse time, not at bind.
-  resolveListeners(config)
+  parseListenerSaslSettings(config.listenerNameConfigs, resolveListeners(config))
   // Node cannot read Java KeyStore files: fail at parse time with the keytool command that converts one.
   if (config.sslKeystoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.keystore', config.sslKeystoreLocation).message)
   if (config.sslTruststoreType === 'JKS') throw new ConfigError(jksUnsupported('ssl.truststore', config.sslTruststoreLocation).message)
@@ -536,6 +563,7 @@ export function validateConfig(partial: Partial<BrokerConfig>): BrokerConfig {
     ;(config as unknown as Record<string, unknown>)[o.key] =
       v === Infinity && o.kind.type === 'int' && o.kind.infinite === 'max' ? Infinity : parseValue(o, v, `option ${o.key}`)
   }
+  if (partial.listenerNameConfigs !== undefined) config.listenerNameConfigs = { ...partial.listenerNameConfigs }
   checkCombination(config)
   return config
 }

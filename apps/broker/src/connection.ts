@@ -11,7 +11,7 @@ import type { ApiHandler, RequestContext } from './handlers/index.js'
 import type { PoolMember, RequestMemoryPool } from './limits.js'
 import { MuteTimer, type QuotaTicket } from './quotas/enforcer.js'
 import { encodeResponseChunks } from './response-frame.js'
-import type { ConnectionSecurity } from './security/authenticator.js'
+import type { AuthenticateResult, ConnectionSecurity } from './security/authenticator.js'
 import type { BoundListener, ServerOptions } from './server.js'
 
 /** What a connection tells the server that owns it. */
@@ -370,18 +370,23 @@ export class Connection implements PoolMember {
 
   /** After SaslHandshake v0 the client sends bare tokens and gets bare, length-prefixed answers. */
   private handleRawToken(frame: Buffer): void {
-    const r = this.security.authenticate(frame, -1)
-    if (r.close) {
-      // No frame can carry an error here: Kafka closes the connection.
-      this.destroy('SASL authentication failed')
-      return
-    }
     const slot = this.enqueue(-1, 0, 0)
-    const size = Buffer.alloc(4)
-    size.writeInt32BE(r.authBytes.length)
-    slot.out = [size, r.authBytes]
-    slot.done = true
-    this.flushQueue()
+    const answer = (r: AuthenticateResult): void => {
+      if (r.close) {
+        // No frame can carry an error here: Kafka closes the connection.
+        this.destroy('SASL authentication failed')
+        return
+      }
+      const size = Buffer.alloc(4)
+      size.writeInt32BE(r.authBytes.length)
+      slot.out = [size, r.authBytes]
+      slot.done = true
+      this.flushQueue()
+    }
+    // A callback handler (sasl.server.callback.handler.class) may decide asynchronously.
+    const r = this.security.authenticate(frame, -1)
+    if (r instanceof Promise) void r.then(answer)
+    else answer(r)
   }
 
   private enqueue(apiKey: number, version: number, correlationId: number): Slot {

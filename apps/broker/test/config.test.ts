@@ -79,7 +79,7 @@ describe('parseConfig', () => {
       sslClientAuth: 'none', saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', saslPlainUsersFile: undefined,
       connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
       authorizerClassName: undefined, superUsers: '', allowEveryoneIfNoAclFound: false,
-      quotaWindowNum: 11, quotaWindowSizeSeconds: 1,
+      quotaWindowNum: 11, quotaWindowSizeSeconds: 1, controllerQuotaWindowNum: 11, controllerQuotaWindowSizeSeconds: 1, listenerNameConfigs: {},
       saslOauthbearerJwksEndpointRefreshMs: 3600000, saslOauthbearerSubClaimName: 'sub', saslOauthbearerScopeClaimName: 'scope', saslOauthbearerClockSkewSeconds: 30,
     })
   })

@@ -30,7 +30,7 @@ function samples(text: string, name: string): Map<string, number> {
 
 describe('client quota metrics', () => {
   it('a throttled producer and a throttled topic creator appear with their rate, throttle time and tokens', async () => {
-    const broker = await startBroker({ port: 0, dataDir: tempDir(), consolePort: 0, quotaWindowNum: 5, quotaWindowSizeSeconds: 1 })
+    const broker = await startBroker({ port: 0, dataDir: tempDir(), consolePort: 0, quotaWindowNum: 5, quotaWindowSizeSeconds: 1, controllerQuotaWindowNum: 5, controllerQuotaWindowSizeSeconds: 1 })
     brokers.push(broker)
     const client = await RawClient.connect(broker.port)
     clients.push(client)

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ApiKeys, ErrorCodes, ZERO_UUID } from '@tidelog/protocol'
 import { Admin, AdminError } from '@tidelog/client'
 import { type Broker, startBroker } from '../src/index.js'
+import { parseConfig } from '../src/config.js'
 import { THROTTLED_MESSAGE } from '../src/quotas/mutations.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
@@ -24,8 +25,9 @@ afterEach(async () => {
 })
 
 /** A broker with the given topics (3 partitions each) created before the quota on client id `raw` is set. */
-async function start(topics: string[] = []) {
-  const broker = await startBroker({ port: 0, dataDir: tempDir(), quotaWindowNum: 2, quotaWindowSizeSeconds: 1 })
+async function start(topics: string[] = [], windows: { controllerQuotaWindowNum: number; controllerQuotaWindowSizeSeconds: number } = { controllerQuotaWindowNum: 2, controllerQuotaWindowSizeSeconds: 1 }) {
+  // The client quota windows stay at Kafka's 11: KIP-599's bucket follows controller.quota.window.*.
+  const broker = await startBroker({ port: 0, dataDir: tempDir(), ...windows })
   const client = await RawClient.connect(broker.port)
   open.push({ broker, client })
   if (topics.length > 0) {
@@ -81,6 +83,17 @@ describe('controller mutation quota (KIP-599)', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(res.throttleTimeMs - 50)
     expect(again.topics[0].errorCode).toBe(ErrorCodes.NONE)
     expect(mutationAccount(broker, 'raw')!.recorded).toBe(7)
+  })
+
+  it('sizes the burst from controller.quota.window.num × controller.quota.window.size.seconds, not the client quota windows', async () => {
+    // 3 samples of 2 s at 2 partitions/s: 12 tokens.
+    const { broker, client } = await start([], { controllerQuotaWindowNum: 3, controllerQuotaWindowSizeSeconds: 2 })
+    const res = await client.request(ApiKeys.CreateTopics, 7, { topics: [newTopic('a', 6), newTopic('b', 6), newTopic('c', 1), newTopic('d', 1)], timeoutMs: 5000, validateOnly: false })
+    expect(codes(res.topics)).toEqual({ a: ErrorCodes.NONE, b: ErrorCodes.NONE, c: ErrorCodes.NONE, d: ErrorCodes.THROTTLING_QUOTA_EXCEEDED })
+    expect(mutationAccount(broker, 'raw')).toMatchObject({ recorded: 13, violations: 1 })
+    const parsed = parseConfig({ argv: ['--config', 'c.json'], env: {}, readFile: () => JSON.stringify({ 'controller.quota.window.num': 5, 'controller.quota.window.size.seconds': '3' }) })
+    expect(parsed.help === false && [parsed.config.controllerQuotaWindowNum, parsed.config.controllerQuotaWindowSizeSeconds, parsed.config.quotaWindowNum]).toEqual([5, 3, 11])
+    expect(() => parseConfig({ argv: ['--controller-quota-window-num', '0'], env: {} })).toThrow(/controller-quota-window-num: expected an integer from 1/)
   })
 
   it('CreateTopics v5 (before the error existed): every topic is created and the response carries the throttle', async () => {

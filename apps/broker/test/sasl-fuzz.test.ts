@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { ApiKeys, ErrorCodes, SCRAM_MECHANISMS, parseScramAttributes, scramHmac, scramKeysSync, xorBytes } from '@tidelog/protocol'
 import { startBroker } from '../src/index.js'
-import { ConnectionSecurity } from '../src/security/authenticator.js'
+import { type AuthenticateResult, ConnectionSecurity } from '../src/security/authenticator.js'
 import { ScramCredentialStore } from '../src/security/credentials.js'
 import { SecurityManager } from '../src/security/manager.js'
 import { RawClient } from './helpers/raw-client.js'
@@ -202,7 +202,7 @@ describe('hostile SASL exchanges, OAUTHBEARER included', () => {
           if (res.close) break
         } else {
           if (!sec.rawTokens && sec.admit(ApiKeys.SaslAuthenticate) !== undefined) break
-          const res = sec.authenticate(nextMessage(rand, f, mechanism, answer, state), sec.rawTokens ? -1 : 2)
+          const res = sec.authenticate(nextMessage(rand, f, mechanism, answer, state), sec.rawTokens ? -1 : 2) as AuthenticateResult
           check(AUTHENTICATE_CODES.includes(res.errorCode), () => `authenticate answered ${res.errorCode}`)
           if (res.errorCode === ErrorCodes.SASL_AUTHENTICATION_FAILED) {
             count.failed++

@@ -9,6 +9,7 @@ import { groupCommands } from './commands/groups.js'
 import { perfCommands } from './commands/perf.js'
 import { produceCommands } from './commands/produce.js'
 import { topicCommands } from './commands/topics.js'
+import { userCommands } from './commands/users.js'
 import { CONNECTION_OPTIONS, DEFAULT_BOOTSTRAP } from './connection.js'
 import { Context, type Command, type Io } from './context.js'
 import { describeError, ExitCode, UsageError } from './errors.js'
@@ -31,6 +32,7 @@ export const COMMANDS: Command[] = [
   ...clusterCommands,
   ...configCommands,
   ...aclCommands,
+  ...userCommands,
   ...perfCommands,
   ...completionCommands,
 ]

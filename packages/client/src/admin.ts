@@ -5,6 +5,7 @@ import { type AclBinding, type AclBindingFilter, createAcls, deleteAcls, describ
 import type { AdminContext } from './admin/engine.js'
 import { type ClientQuotaAlteration, type ClientQuotaEntry, type ClientQuotaFilter, alterClientQuotas, describeClientQuotas } from './admin/quotas.js'
 import { alterConfigs, describeConfigs } from './admin/configs.js'
+import { type UserScramCredentialAlteration, type UserScramCredentialsDescription, alterUserScramCredentials, describeUserScramCredentials } from './admin/scram.js'
 import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
 import { describeLogDirs } from './admin/log-dirs.js'
 import { alterOffsets, deleteGroups, describeGroups, fetchOffsets, listGroups } from './admin/groups.js'
@@ -223,6 +224,21 @@ export class Admin {
   alterClientQuotas(alterations: ClientQuotaAlteration[], options?: TimeoutOption & { validateOnly?: boolean }): Promise<void> {
     this.ensureOpen()
     return alterClientQuotas(this.ctx, alterations, options)
+  }
+
+  /**
+   * DescribeUserScramCredentials: the SCRAM mechanisms and iterations of the named users (default:
+   * every user with a credential); an unknown user fails with RESOURCE_NOT_FOUND in an AdminError.
+   */
+  describeUserScramCredentials(users?: string[], options?: TimeoutOption): Promise<UserScramCredentialsDescription[]> {
+    this.ensureOpen()
+    return describeUserScramCredentials(this.ctx, users, options)
+  }
+
+  /** AlterUserScramCredentials: upserts (password salted here) and deletes SCRAM credentials; resolves with the users changed. */
+  alterUserScramCredentials(alterations: UserScramCredentialAlteration[], options?: TimeoutOption): Promise<string[]> {
+    this.ensureOpen()
+    return alterUserScramCredentials(this.ctx, alterations, options)
   }
 
   private ensureOpen(): void {

@@ -115,7 +115,7 @@ export class ConsoleAuth {
     if (known !== undefined && timingSafeEqual(known.mac, mac) && this.stillValid(user, known)) return true
     if (enabled.includes('PLAIN')) {
       try {
-        security.createServer('PLAIN')!.evaluate(Buffer.from(`\0${user}\0${password}`, 'utf8'))
+        await security.createServer('PLAIN')!.evaluate(Buffer.from(`\0${user}\0${password}`, 'utf8'))
         this.remember(user, { mac, mechanism: 'PLAIN' })
         return true
       } catch (err) {

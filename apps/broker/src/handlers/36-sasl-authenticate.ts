@@ -1,4 +1,5 @@
 import { ErrorCodes, SaslAuthenticate, type SaslAuthenticateResponse } from '@tidelog/protocol'
+import type { AuthenticateResult } from '../security/authenticator.js'
 import { defineHandler } from './types.js'
 
 function asBuffer(b: Uint8Array): Buffer {
@@ -18,13 +19,18 @@ export const saslAuthenticateHandler = defineHandler({
     if (ctx.security === undefined) {
       return { errorCode: ErrorCodes.ILLEGAL_SASL_STATE, errorMessage: null, authBytes: new Uint8Array(0), sessionLifetimeMs: 0n }
     }
-    const r = ctx.security.authenticate(asBuffer(req.authBytes), ctx.version)
-    const res: SaslAuthenticateResponse = { errorCode: r.errorCode, errorMessage: r.errorMessage, authBytes: r.authBytes, sessionLifetimeMs: r.sessionLifetimeMs }
-    if (!r.close) return res
-    ctx.closeConnection('SASL authentication failed')
-    const delay = ctx.security.manager.failedAuthenticationDelayMs
-    if (delay <= 0) return res
-    return new Promise((resolve) => setTimeout(() => resolve(res), delay))
+    const security = ctx.security
+    // A callback handler (sasl.server.callback.handler.class) may decide asynchronously.
+    const answer = (r: AuthenticateResult): SaslAuthenticateResponse | Promise<SaslAuthenticateResponse> => {
+      const res: SaslAuthenticateResponse = { errorCode: r.errorCode, errorMessage: r.errorMessage, authBytes: r.authBytes, sessionLifetimeMs: r.sessionLifetimeMs }
+      if (!r.close) return res
+      ctx.closeConnection('SASL authentication failed')
+      const delay = security.manager.failedAuthenticationDelayMs
+      if (delay <= 0) return res
+      return new Promise((resolve) => setTimeout(() => resolve(res), delay))
+    }
+    const r = security.authenticate(asBuffer(req.authBytes), ctx.version)
+    return r instanceof Promise ? r.then(answer) : answer(r)
   },
   errorResponse(_req, errorCode) {
     return { errorCode, errorMessage: null, authBytes: new Uint8Array(0), sessionLifetimeMs: 0n }

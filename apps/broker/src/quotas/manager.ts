@@ -66,6 +66,8 @@ export class QuotaManager {
     readonly store: QuotaStore,
     readonly window: WindowConfig,
     private readonly now: () => number = () => performance.now(),
+    /** controller.quota.window.num / .size.seconds: KIP-599's own windows for controller_mutation_rate. */
+    readonly controllerWindow: WindowConfig = window,
   ) {
     this.maxRequestThrottleMs = window.windowMs
     store.onChange(() => this.changed())
@@ -149,7 +151,7 @@ export class QuotaManager {
     let entry = this.mutationSensors.get(id)
     if (entry === undefined) {
       this.sweep()
-      entry = { tags: resolved.tags, sensor: new MutationSensor(this.window, resolved.bound, this.now()), lastMs: 0 }
+      entry = { tags: resolved.tags, sensor: new MutationSensor(this.controllerWindow, resolved.bound, this.now()), lastMs: 0 }
       this.mutationSensors.set(id, entry)
     }
     entry.lastMs = this.now()

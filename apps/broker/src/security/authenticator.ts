@@ -72,6 +72,8 @@ export class ConnectionSecurity {
   private server: SaslServer | undefined
   private mechanism: string | undefined
   private apiVersionsSeen = 0
+  /** A callback handler is deciding the current token. */
+  private pending = false
   /** KIP-368 needs SaslAuthenticate v1+ from the client to re-authenticate. */
   private authenticateVersion = -1
   /** When the session ends (Date.now() scale); Infinity without connections.max.reauth.ms. */
@@ -124,7 +126,7 @@ export class ConnectionSecurity {
 
   handshake(mechanism: string, version: number): HandshakeResult {
     if (!usesSasl(this.listener.protocol)) return { errorCode: ErrorCodes.ILLEGAL_SASL_STATE, mechanisms: [], close: false }
-    const enabled = this.manager.enabledMechanisms
+    const enabled = this.manager.mechanismsFor(this.listener)
     if (this.state === 'authenticated') {
       // Only a client that spoke SaslAuthenticate v1+ can re-authenticate, and with the same mechanism.
       if (version < 1 || this.authenticateVersion < 1) return { errorCode: ErrorCodes.ILLEGAL_SASL_STATE, mechanisms: [], close: false }
@@ -132,12 +134,12 @@ export class ConnectionSecurity {
         this.state = 'failed'
         return { errorCode: ErrorCodes.UNSUPPORTED_SASL_MECHANISM, mechanisms: [this.mechanism!], close: true }
       }
-      this.server = this.manager.createServer(mechanism)
+      this.server = this.manager.createServer(mechanism, this.listener)
       this.move('reauth-handshake')
       return { errorCode: ErrorCodes.NONE, mechanisms: [...enabled], close: false }
     }
     if (this.state !== 'initial') return { errorCode: ErrorCodes.ILLEGAL_SASL_STATE, mechanisms: [], close: true }
-    const server = enabled.includes(mechanism) ? this.manager.createServer(mechanism) : undefined
+    const server = enabled.includes(mechanism) ? this.manager.createServer(mechanism, this.listener) : undefined
     if (server === undefined) {
       this.move('failure')
       return { errorCode: ErrorCodes.UNSUPPORTED_SASL_MECHANISM, mechanisms: [...enabled], close: true }
@@ -148,34 +150,58 @@ export class ConnectionSecurity {
     return { errorCode: ErrorCodes.NONE, mechanisms: [...enabled], close: false }
   }
 
-  /** One SaslAuthenticate request (or, after handshake v0, one bare token). */
-  authenticate(token: Buffer, version: number): AuthenticateResult {
+  /**
+   * One SaslAuthenticate request (or, after handshake v0, one bare token). A promise when a
+   * callback handler decides; while it is pending the exchange takes no other token.
+   */
+  authenticate(token: Buffer, version: number): AuthenticateResult | Promise<AuthenticateResult> {
     const none = Buffer.alloc(0)
-    if (this.state === 'authenticated' || this.server === undefined) {
+    if (this.state === 'authenticated' || this.server === undefined || this.pending) {
       return {
         errorCode: ErrorCodes.ILLEGAL_SASL_STATE,
-        errorMessage: 'SaslAuthenticate request received after successful authentication',
+        errorMessage: this.pending ? 'SaslAuthenticate request received while the previous one is being decided' : 'SaslAuthenticate request received after successful authentication',
         authBytes: none,
         sessionLifetimeMs: 0n,
-        close: false,
+        close: this.pending,
       }
     }
+    const server = this.server
     const reauthenticating = this.state === 'reauthenticate'
     this.authenticateVersion = version
-    let response: Buffer
+    let response: Buffer | Promise<Buffer>
     try {
-      response = this.server.evaluate(token)
+      response = server.evaluate(token)
     } catch (err) {
-      this.move('failure')
-      const message = err instanceof SaslFailure ? err.clientMessage : genericFailure(this.server.mechanism, reauthenticating)
-      this.manager.authenticationFailed(this.listener, this.server.mechanism)
-      return { errorCode: ErrorCodes.SASL_AUTHENTICATION_FAILED, errorMessage: message, authBytes: none, sessionLifetimeMs: 0n, close: true }
+      return this.failed(server, err, reauthenticating)
     }
-    if (!this.server.complete) {
+    if (!(response instanceof Promise)) return this.evaluated(server, response, reauthenticating)
+    this.pending = true
+    return response.then(
+      (r) => {
+        this.pending = false
+        return this.evaluated(server, r, reauthenticating)
+      },
+      (err: unknown) => {
+        this.pending = false
+        return this.failed(server, err, reauthenticating)
+      },
+    )
+  }
+
+  private failed(server: SaslServer, err: unknown, reauthenticating: boolean): AuthenticateResult {
+    this.move('failure')
+    const message = err instanceof SaslFailure ? err.clientMessage : genericFailure(server.mechanism, reauthenticating)
+    this.manager.authenticationFailed(this.listener, server.mechanism)
+    return { errorCode: ErrorCodes.SASL_AUTHENTICATION_FAILED, errorMessage: message, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n, close: true }
+  }
+
+  private evaluated(server: SaslServer, response: Buffer, reauthenticating: boolean): AuthenticateResult {
+    const none = Buffer.alloc(0)
+    if (!server.complete) {
       this.move('step')
       return { errorCode: ErrorCodes.NONE, errorMessage: null, authBytes: response, sessionLifetimeMs: 0n, close: false }
     }
-    const principal = `User:${this.server.authorizationId}`
+    const principal = `User:${server.authorizationId}`
     if (reauthenticating && principal !== this.principal) {
       this.move('failure')
       return {
@@ -187,8 +213,8 @@ export class ConnectionSecurity {
       }
     }
     this.principal = principal
-    this.manager.authenticated(this.listener, this.server.mechanism, principal)
-    const lifetime = sessionLifetimeMs(this.manager.reauthMs, this.server.credentialExpiresAt, this.now())
+    this.manager.authenticated(this.listener, server.mechanism, principal)
+    const lifetime = sessionLifetimeMs(this.manager.reauthMs, server.credentialExpiresAt, this.now())
     this.server = undefined
     this.move('success')
     this.expiresAt = lifetime === undefined ? Infinity : this.now() + lifetime

@@ -23,8 +23,8 @@ export function genericFailure(mechanism: string, reauthenticating = false): str
 /** One server side of one exchange: each client token in, the answer out, until complete. */
 export interface SaslServer {
   readonly mechanism: string
-  /** Throws SaslFailure. */
-  evaluate(token: Buffer): Buffer
+  /** Throws (or rejects with) SaslFailure; a promise when a callback handler decides (sasl.server.callback.handler.class). */
+  evaluate(token: Buffer): Buffer | Promise<Buffer>
   readonly complete: boolean
   /** The authenticated user name, once complete. */
   readonly authorizationId: string
@@ -35,25 +35,46 @@ export interface SaslServer {
 export const SUPPORTED_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
 export type MechanismName = (typeof SUPPORTED_MECHANISMS)[number]
 
-/** RFC 4616: one message `authzid NUL authcid NUL password`, checked against the users file. */
+/** Decides a PLAIN user name and password: the users of a JAAS config, or a callback handler module. */
+export type PlainCheck = (username: string, password: string, listener: string) => boolean | Promise<boolean>
+
+/** Kafka's PlainServerCallbackHandler: the user_NAME="password" options, compared in constant time. */
+export function plainUsersCheck(users: ReadonlyMap<string, string>): PlainCheck {
+  return (username, password) => {
+    const expected = users.get(username)
+    return expected !== undefined && constantTimeEqual(expected, password)
+  }
+}
+
+/** RFC 4616: one message `authzid NUL authcid NUL password`, checked by the listener's PlainCheck. */
 export class PlainServer implements SaslServer {
   readonly mechanism = 'PLAIN'
   complete = false
   authorizationId = ''
+  private used = false
 
-  constructor(private readonly users: ReadonlyMap<string, string>) {}
+  /** `listener` is the upper-case listener name a callback handler is told. */
+  constructor(
+    private readonly check: PlainCheck,
+    private readonly listener = '',
+  ) {}
 
-  evaluate(token: Buffer): Buffer {
-    if (this.complete) throw new SaslFailure(genericFailure(this.mechanism))
+  evaluate(token: Buffer): Buffer | Promise<Buffer> {
+    if (this.used) throw new SaslFailure(genericFailure(this.mechanism))
+    this.used = true
     const parts = token.toString('utf8').split('\0')
     if (parts.length !== 3) throw new SaslFailure(genericFailure(this.mechanism))
     const [authzid, username, password] = parts as [string, string, string]
     if (username === '') throw new SaslFailure('Authentication failed: username not specified')
     if (password === '') throw new SaslFailure('Authentication failed: password not specified')
-    const expected = this.users.get(username)
-    if (expected === undefined || !constantTimeEqual(expected, password)) {
-      throw new SaslFailure('Authentication failed: Invalid username or password')
-    }
+    const verdict = this.check(username, password, this.listener)
+    if (verdict instanceof Promise) return verdict.then((ok) => this.finish(ok, authzid, username))
+    return this.finish(verdict, authzid, username)
+  }
+
+  // Kafka's PlainSaslServer checks the credentials before the authorization id.
+  private finish(ok: boolean, authzid: string, username: string): Buffer {
+    if (ok !== true) throw new SaslFailure('Authentication failed: Invalid username or password')
     if (authzid !== '' && authzid !== username) {
       throw new SaslFailure('Authentication failed: Client requested an authorization id that is different from username')
     }

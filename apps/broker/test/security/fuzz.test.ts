@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import { silentLogger } from '../../src/logger.js'
-import { ConnectionSecurity } from '../../src/security/authenticator.js'
+import { type AuthenticateResult, ConnectionSecurity } from '../../src/security/authenticator.js'
 import { SecurityManager } from '../../src/security/manager.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -72,7 +72,7 @@ describe('SASL state machine under hostile input', () => {
           if (res.close) break
         } else {
           if (!sec.rawTokens && sec.admit(ApiKeys.SaslAuthenticate) !== undefined) break
-          const res = sec.authenticate(token(rand), 2)
+          const res = sec.authenticate(token(rand), 2) as AuthenticateResult
           expect([ErrorCodes.NONE, ErrorCodes.SASL_AUTHENTICATION_FAILED, ErrorCodes.ILLEGAL_SASL_STATE]).toContain(res.errorCode)
           if (res.errorCode === ErrorCodes.SASL_AUTHENTICATION_FAILED) expect(res.errorMessage).not.toMatch(/alice-secret|guess/)
           if (res.close) break

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { scramKeysSync } from '@tidelog/protocol'
 import { silentLogger } from '../../src/logger.js'
 import { ScramCredentialStore } from '../../src/security/credentials.js'
-import { PlainServer, SaslFailure, ScramServer } from '../../src/security/mechanisms.js'
+import { PlainServer, SaslFailure, ScramServer, plainUsersCheck } from '../../src/security/mechanisms.js'
 import { tempDir } from '../helpers/tmp.js'
 
 function storeWith(user: string, password: string, salt: Buffer) {
@@ -65,7 +65,7 @@ describe('PlainServer', () => {
     ['\0alice\0', 'Authentication failed: password not specified'],
     ['alice secret', 'Authentication failed during authentication due to invalid credentials with SASL mechanism PLAIN'],
   ])('%j', (token, error) => {
-    const s = new PlainServer(users)
+    const s = new PlainServer(plainUsersCheck(users))
     if (error === undefined) {
       expect(s.evaluate(Buffer.from(token))).toEqual(Buffer.alloc(0))
       expect(s.authorizationId).toBe('alice')
