@@ -4,12 +4,19 @@
  *
  *   node --import tsx test/jepsen/run.ts [--target kafka|tidelog] [--transactions 10000]
  *        [--partitions 6] [--writers 4] [--kills 4] [--restart kill|clean] [--seed N]
+ *        [--clients kafkajs,tidelog] [--faults 0.004]
+ *
+ * --clients: each writer's client, cycled (tidelog: our @tidelog/producer). --faults: the chance
+ * per forwarded chunk that test/helpers/fault-proxy.ts cuts, stalls or half-closes the
+ * connection (tidelog only: the broker advertises the proxy; 0 runs without the proxy).
  *
  * Prints the run's counts and every violation; exits 1 when there is one.
  */
 import { parseArgs } from 'node:util'
+import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js'
 import { createTopic, startTarget } from '../interop/transactions-targets.js'
 import { runChecker } from './txn-checker.js'
+import type { WriterClient } from './writers.js'
 
 const { values } = parseArgs({
   options: {
@@ -20,29 +27,44 @@ const { values } = parseArgs({
     kills: { type: 'string', default: '4' },
     restart: { type: 'string', default: 'kill' },
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
+    clients: { type: 'string', default: 'kafkajs' },
+    faults: { type: 'string', default: '0' },
   },
 })
+const clients = values.clients.split(',') as WriterClient[]
+if (clients.some((c) => c !== 'kafkajs' && c !== 'tidelog')) throw new Error('--clients is a list of kafkajs and tidelog')
+const faultRate = Number(values.faults)
+if (faultRate > 0 && values.target !== 'tidelog') throw new Error('--faults needs --target tidelog (the broker must advertise the proxy)')
 if (values.target !== 'kafka' && values.target !== 'tidelog') throw new Error('--target is kafka or tidelog')
 if (values.restart !== 'kill' && values.restart !== 'clean') throw new Error('--restart is kill or clean')
 const restart = values.restart
-const target = await startTarget(values.target === 'kafka' ? 'Apache Kafka' : 'tidelog')
+const seed = Number(values.seed)
+let proxy: FaultProxy | undefined
+let broker = { host: '127.0.0.1', port: 0 }
+if (faultRate > 0) proxy = await startFaultProxy({ target: () => broker, seed })
+const target = await startTarget(values.target === 'kafka' ? 'Apache Kafka' : 'tidelog', proxy === undefined ? {} : { advertisedPort: proxy.port })
+broker = { host: '127.0.0.1', port: Number(target.bootstrap.split(':')[1]) }
 try {
   const partitions = Number(values.partitions)
   await createTopic(target.bootstrap, 'checker', partitions)
   const result = await runChecker({
-    bootstrap: target.bootstrap,
+    bootstrap: proxy === undefined ? target.bootstrap : `${proxy.host}:${proxy.port}`,
+    directBootstrap: target.bootstrap,
+    clients,
+    faults: proxy === undefined ? undefined : { proxy, rates: { perChunk: faultRate, stallMs: [50, 1_000] } },
     topic: 'checker',
     partitions,
     transactions: Number(values.transactions),
     writers: Number(values.writers),
-    seed: Number(values.seed),
+    seed,
     killBroker: () => target.restart(restart),
     brokerKills: Number(values.kills),
     log: (l) => console.error(l),
   })
-  console.log(JSON.stringify({ target: values.target, seed: Number(values.seed), ...result, violations: result.violations.length }, null, 2))
+  console.log(JSON.stringify({ target: values.target, seed, ...result, violations: result.violations.length }, null, 2))
   for (const v of result.violations) console.log(`VIOLATION ${v}`)
   process.exitCode = result.violations.length > 0 ? 1 : 0
 } finally {
+  await proxy?.close()
   await target.stop()
 }
