@@ -22,6 +22,11 @@ export type FaultDirection = 'request' | 'response'
 export interface FaultRates {
   /** The chance that a fault strikes a chunk, per chunk forwarded in either direction. */
   perChunk: number
+  /**
+   * Only connections whose first request names a client id this accepts are struck (the
+   * request header's client_id); the rest are forwarded faithfully. Default: every connection.
+   */
+  clientIds?: (clientId: string | null) => boolean
   /** Relative weights of the kinds (default 1 each). */
   weights?: Partial<Record<FaultKind, number>>
   /** How long a stall holds a direction back, ms: [min, max] (default [50, 1500]). */
@@ -53,6 +58,19 @@ export function seededRandom(seed: number): () => number {
 }
 
 const KINDS: readonly FaultKind[] = ['cut', 'stall', 'halfClose']
+
+/**
+ * The client_id of a request header at the start of `head` (size, api key, version, correlation
+ * id, then a nullable int16-length string: the same in every header version), or undefined
+ * while too few bytes have come.
+ */
+function clientIdOf(head: Buffer): string | null | undefined {
+  if (head.length < 14) return undefined
+  const len = head.readInt16BE(12)
+  if (len < 0) return null
+  if (head.length < 14 + len) return undefined
+  return head.toString('utf8', 14, 14 + len)
+}
 
 /** One direction of one connection: where its bytes go, and whether they are held back. */
 interface Lane {
@@ -105,6 +123,9 @@ export async function startFaultProxy(opts: { target: Address | (() => Address);
     upstream.on('end', () => client.end())
     client.pause()
     upstream.once('connect', () => client.resume())
+    // Whether this connection may be struck: decided once its first request header has come.
+    let eligible: boolean | undefined
+    let head = Buffer.alloc(0)
     const lanes = { request: { dir: 'request', to: upstream, held: [], stalled: false, shut: false } as Lane, response: { dir: 'response', to: client, held: [], stalled: false, shut: false } as Lane }
 
     const forward = (lane: Lane, chunk: Buffer) => {
@@ -114,7 +135,15 @@ export async function startFaultProxy(opts: { target: Address | (() => Address);
         return
       }
       const r = rates
-      if (r === null || chunk.length === 0 || rand() >= r.perChunk) {
+      if (eligible === undefined && lane.dir === 'request' && r !== null) {
+        head = Buffer.concat([head, chunk])
+        const id = clientIdOf(head)
+        if (id !== undefined) {
+          eligible = r.clientIds?.(id) ?? true
+          head = Buffer.alloc(0)
+        }
+      }
+      if (r === null || eligible !== true || chunk.length === 0 || rand() >= r.perChunk) {
         lane.to.write(chunk)
         return
       }

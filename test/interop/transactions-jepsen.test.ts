@@ -2,7 +2,7 @@
  * The Jepsen-style transaction checker (test/jepsen/txn-checker.ts) at CI size: about 2,000
  * transactions over 4 partitions from 3 writers (kafkajs on Apache Kafka; on tidelog one kafkajs
  * writer and two of our own @tidelog/producer, all through test/helpers/fault-proxy.ts, which
- * cuts, stalls and half-closes their connections mid-request), with crashes mid-transaction, two
+ * cuts, stalls and half-closes our producer's connections mid-request), with crashes mid-transaction, two
  * producers racing on one transactional id, abandoned transactions left to their timeout,
  * and the broker restarted twice mid-run: killed with SIGKILL (tidelog), or stopped cleanly
  * (Apache Kafka: after a SIGKILL of a single-node Kafka 4.4 under these kafkajs producers, the
@@ -18,11 +18,18 @@ import { peerUnavailable } from '../helpers/kafka.js'
 import { kafkajsVersion, recordPeer } from '../helpers/peers.js'
 import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js'
 import { runChecker } from '../jepsen/txn-checker.js'
+import { TIDELOG_WRITER_CLIENT_ID } from '../jepsen/writers.js'
 import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
 
 const SEED = 20261201
-/** About one chunk in 250 is struck: tens of faults of each kind in a run, each costing at most a reconnect or a stall. */
-const FAULTS = { perChunk: 0.004, stallMs: [50, 1_000] as const }
+/**
+ * About one chunk in 250 of our producer's connections is struck: tens of faults of each kind in
+ * a run, each costing at most a reconnect or a stall. kafkajs's connections are left alone:
+ * kafkajs 2.2.4 keeps a cut response's partial bytes across its reconnect and then crashes the
+ * process (ERR_BUFFER_OUT_OF_BOUNDS in Connection.processData), a bug of its own, seen by the
+ * full-size run. It still meets the broker kills.
+ */
+const FAULTS = { perChunk: 0.004, stallMs: [50, 1_000] as const, clientIds: (id: string | null) => id === TIDELOG_WRITER_CLIENT_ID }
 
 for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
   describe(`transaction checker against ${targetName}`, () => {

@@ -8,7 +8,9 @@
  *
  * --clients: each writer's client, cycled (tidelog: our @tidelog/producer). --faults: the chance
  * per forwarded chunk that test/helpers/fault-proxy.ts cuts, stalls or half-closes the
- * connection (tidelog only: the broker advertises the proxy; 0 runs without the proxy).
+ * connection of our producer's writers (tidelog only: the broker advertises the proxy; 0 runs
+ * without it). kafkajs's connections pass untouched, unless --faults-kafkajs: kafkajs 2.2.4
+ * crashes the process on a response cut mid-frame (its own bug).
  *
  * Prints the run's counts and every violation; exits 1 when there is one.
  */
@@ -16,7 +18,7 @@ import { parseArgs } from 'node:util'
 import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js'
 import { createTopic, startTarget } from '../interop/transactions-targets.js'
 import { runChecker } from './txn-checker.js'
-import type { WriterClient } from './writers.js'
+import { TIDELOG_WRITER_CLIENT_ID, type WriterClient } from './writers.js'
 
 const { values } = parseArgs({
   options: {
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     clients: { type: 'string', default: 'kafkajs' },
     faults: { type: 'string', default: '0' },
+    'faults-kafkajs': { type: 'boolean', default: false },
   },
 })
 const clients = values.clients.split(',') as WriterClient[]
@@ -51,7 +54,7 @@ try {
     bootstrap: proxy === undefined ? target.bootstrap : `${proxy.host}:${proxy.port}`,
     directBootstrap: target.bootstrap,
     clients,
-    faults: proxy === undefined ? undefined : { proxy, rates: { perChunk: faultRate, stallMs: [50, 1_000] } },
+    faults: proxy === undefined ? undefined : { proxy, rates: { perChunk: faultRate, stallMs: [50, 1_000], clientIds: (id) => values['faults-kafkajs'] || id === TIDELOG_WRITER_CLIENT_ID } },
     topic: 'checker',
     partitions,
     transactions: Number(values.transactions),

@@ -8,6 +8,9 @@ import { Producer, TransactionAbortableError } from '@tidelog/producer'
 
 export type WriterClient = 'kafkajs' | 'tidelog'
 
+/** The client id our producer's writers send, so a fault proxy can pick their connections. */
+export const TIDELOG_WRITER_CLIENT_ID = 'txn-checker-tidelog'
+
 export interface TxnSession {
   begin(): Promise<void>
   /** Sends one record per entry and resolves once all are acknowledged. */
@@ -61,7 +64,7 @@ function kafkajsSessions(bootstrap: string): SessionFactory {
 function tidelogSessions(bootstrap: string): SessionFactory {
   return async (id, timeoutMs) => {
     // Short request timeouts: a stalled or half-closed connection must be given up in seconds, not 30.
-    const p = new Producer({ brokers: bootstrap, clientId: 'txn-checker-tidelog', transactionalId: id, transactionTimeoutMs: timeoutMs, requestTimeoutMs: 5_000, maxBlockMs: 60_000, deliveryTimeoutMs: 60_000 })
+    const p = new Producer({ brokers: bootstrap, clientId: TIDELOG_WRITER_CLIENT_ID, transactionalId: id, transactionTimeoutMs: timeoutMs, requestTimeoutMs: 5_000, maxBlockMs: 60_000, deliveryTimeoutMs: 60_000 })
     try {
       await p.initTransactions()
     } catch (e) {
