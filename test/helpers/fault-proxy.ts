@@ -39,7 +39,7 @@ export interface FaultProxy {
   /** Faults from now on; null forwards faithfully (open connections keep their held bytes' schedule). */
   setFaults(rates: FaultRates | null): void
   /** How many of each fault struck, by direction, and how many connections were proxied. */
-  readonly stats: { connections: number } & Record<`${FaultKind}:${FaultDirection}`, number>
+  readonly stats: { connections: number; /** Stalled bytes delivered after their sender had gone (a late first attempt). */ late: number } & Record<`${FaultKind}:${FaultDirection}`, number>
   /** Destroys every proxied connection now. */
   cutAll(): void
   close(): Promise<void>
@@ -80,6 +80,8 @@ interface Lane {
   stalled: boolean
   /** After a half-close in this direction nothing more is forwarded in it. */
   shut: boolean
+  /** Its source has ended or gone: FIN once the held bytes are through. */
+  endAfterFlush: boolean
 }
 
 type Address = { host: string; port: number }
@@ -91,7 +93,7 @@ export async function startFaultProxy(opts: { target: Address | (() => Address);
   let rates: FaultRates | null = null
   const sockets = new Set<Socket>()
   const timers = new Set<NodeJS.Timeout>()
-  const stats = { connections: 0 } as FaultProxy['stats']
+  const stats = { connections: 0, late: 0 } as FaultProxy['stats']
   for (const k of KINDS) for (const d of ['request', 'response'] as const) stats[`${k}:${d}`] = 0
 
   const pick = (r: FaultRates): FaultKind => {
@@ -111,25 +113,35 @@ export async function startFaultProxy(opts: { target: Address | (() => Address);
       client.destroy()
       upstream.destroy()
     }
-    for (const s of [client, upstream]) {
-      s.on('error', destroyBoth)
-      s.on('close', () => {
-        sockets.delete(s)
-        destroyBoth()
-      })
-    }
-    // A FIN from either real peer is passed on as a FIN: the proxy must not turn a half-close into a reset.
-    client.on('end', () => upstream.end())
-    upstream.on('end', () => client.end())
-    client.pause()
-    upstream.once('connect', () => client.resume())
     // Whether this connection may be struck: decided once its first request header has come.
     let eligible: boolean | undefined
     let head = Buffer.alloc(0)
-    const lanes = { request: { dir: 'request', to: upstream, held: [], stalled: false, shut: false } as Lane, response: { dir: 'response', to: client, held: [], stalled: false, shut: false } as Lane }
+    const lanes = { request: { dir: 'request', to: upstream, held: [], stalled: false, shut: false, endAfterFlush: false } as Lane, response: { dir: 'response', to: client, held: [], stalled: false, shut: false, endAfterFlush: false } as Lane }
+    // When a peer goes away while bytes it sent are held by a stall, they still arrive, then the
+    // FIN: a client that timed out and retried elsewhere has its first request reach the broker
+    // late, as on a real congested link. Otherwise the other side goes at once.
+    const gone = (lane: Lane) => {
+      if (lane.stalled && !lane.shut && !lane.to.destroyed) lane.endAfterFlush = true
+      else lane.to.destroy()
+    }
+    client.on('error', () => gone(lanes.request))
+    client.on('close', () => {
+      sockets.delete(client)
+      gone(lanes.request)
+    })
+    upstream.on('error', () => gone(lanes.response))
+    upstream.on('close', () => {
+      sockets.delete(upstream)
+      gone(lanes.response)
+    })
+    // A FIN from either real peer is passed on as a FIN (after anything held): the proxy must not turn a half-close into a reset.
+    client.on('end', () => (lanes.request.stalled ? (lanes.request.endAfterFlush = true) : upstream.end()))
+    upstream.on('end', () => (lanes.response.stalled ? (lanes.response.endAfterFlush = true) : client.end()))
+    client.pause()
+    upstream.once('connect', () => client.resume())
 
     const forward = (lane: Lane, chunk: Buffer) => {
-      if (lane.shut) return
+      if (lane.shut || lane.to.destroyed) return
       if (lane.stalled) {
         lane.held.push(chunk)
         return
@@ -165,7 +177,11 @@ export async function startFaultProxy(opts: { target: Address | (() => Address);
           lane.stalled = false
           const held = lane.held
           lane.held = []
-          if (!lane.to.destroyed && !lane.shut) for (const b of held) lane.to.write(b)
+          if (!lane.to.destroyed && !lane.shut) {
+            for (const b of held) lane.to.write(b)
+            if (lane.endAfterFlush && held.length > 0) stats.late++
+          }
+          if (lane.endAfterFlush && !lane.to.destroyed) lane.to.end()
         }, lo + Math.floor(rand() * (hi - lo + 1)))
         timers.add(timer)
       }

@@ -2,7 +2,9 @@
  * Our transactional producer through test/helpers/fault-proxy.ts against an in-process broker
  * (the fast sibling of test/interop/transactions-jepsen.test.ts, in `npm test`): connections cut,
  * stalled and half-closed mid-request and mid-response while transactions over 3 partitions
- * commit and abort. Transactions run until every kind of fault has struck in both directions
+ * commit and abort. Some stalls outlast the producer's request timeout, so it retries on a new
+ * connection while the proxy still delivers the first attempt late (the held bytes, then FIN), as
+ * a congested link would. Transactions run until every kind of fault has struck in both directions
  * (bounded), then our read_committed consumer reads everything: each committed transaction
  * exactly once on all its partitions, no aborted one, an unknown outcome all or nothing.
  */
@@ -39,7 +41,7 @@ describe('transactional producer through a fault proxy', () => {
 
   it('cuts, stalls and half-closes lose no committed write, show no aborted one, duplicate nothing', async () => {
     const open = async () => {
-      const p = new Producer({ brokers: `${proxy.host}:${proxy.port}`, clientId: CLIENT_ID, transactionalId: 'faulty-tx', requestTimeoutMs: 2_000, retryBackoffMs: 20, retryBackoffMaxMs: 200, maxBlockMs: 30_000 })
+      const p = new Producer({ brokers: `${proxy.host}:${proxy.port}`, clientId: CLIENT_ID, transactionalId: 'faulty-tx', requestTimeoutMs: 1_500, retryBackoffMs: 20, retryBackoffMaxMs: 200, maxBlockMs: 30_000 })
       await p.initTransactions()
       return p
     }
@@ -48,7 +50,7 @@ describe('transactional producer through a fault proxy', () => {
     p.beginTransaction()
     await p.send({ topic: TOPIC, partition: 0, value: 'warm' })
     await p.commitTransaction()
-    proxy.setFaults({ perChunk: 0.1, stallMs: [20, 1_200], clientIds: (id) => id === CLIENT_ID })
+    proxy.setFaults({ perChunk: 0.1, stallMs: [20, 2_000], weights: { cut: 2 }, clientIds: (id) => id === CLIENT_ID })
     const outcome = new Map<number, 'committed' | 'aborted' | 'unknown'>()
     const struck = () => (['cut', 'stall', 'halfClose'] as FaultKind[]).every((k) => proxy.stats[`${k}:request`] > 0 && proxy.stats[`${k}:response`] > 0)
     let n = 0
