@@ -128,6 +128,7 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
           const lone = await open(`checker-${o.seed}-abandoned-${n}`, abandonTimeoutMs)
           leftOpen.push(lone)
           await lone.begin()
+          began = true
           await send(lone, n)
           outcome.set(n, 'aborted')
           continue
