@@ -1,6 +1,8 @@
 /**
  * The Jepsen-style transaction checker (test/jepsen/txn-checker.ts) at CI size: about 2,000
- * kafkajs transactions over 4 partitions from 3 writers, with crashes mid-transaction, two
+ * transactions over 4 partitions from 3 writers (kafkajs on Apache Kafka; on tidelog one kafkajs
+ * writer and two of our own @tidelog/producer, all through test/helpers/fault-proxy.ts, which
+ * cuts, stalls and half-closes our producer's connections mid-request), with crashes mid-transaction, two
  * producers racing on one transactional id, abandoned transactions left to their timeout,
  * and the broker restarted twice mid-run: killed with SIGKILL (tidelog), or stopped cleanly
  * (Apache Kafka: after a SIGKILL of a single-node Kafka 4.4 under these kafkajs producers, the
@@ -14,33 +16,57 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { peerUnavailable } from '../helpers/kafka.js'
 import { kafkajsVersion, recordPeer } from '../helpers/peers.js'
+import { type FaultProxy, startFaultProxy } from '../helpers/fault-proxy.js'
 import { runChecker } from '../jepsen/txn-checker.js'
+import { TIDELOG_WRITER_CLIENT_ID } from '../jepsen/writers.js'
 import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
 
 const SEED = 20261201
+/**
+ * About one chunk in 250 of our producer's connections is struck: tens of faults of each kind in
+ * a run, each costing at most a reconnect or a stall. kafkajs's connections are left alone:
+ * kafkajs 2.2.4 keeps a cut response's partial bytes across its reconnect and then crashes the
+ * process (ERR_BUFFER_OUT_OF_BOUNDS in Connection.processData), a bug of its own, seen by the
+ * full-size run. It still meets the broker kills.
+ */
+const FAULTS = { perChunk: 0.004, stallMs: [50, 1_000] as const, clientIds: (id: string | null) => id === TIDELOG_WRITER_CLIENT_ID }
 
 for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
   describe(`transaction checker against ${targetName}`, () => {
     let target: TxnTarget | undefined
+    let proxy: FaultProxy | undefined
     let skip: string | undefined
     beforeAll(async () => {
       try {
-        target = await startTarget(targetName)
+        if (targetName === 'tidelog') {
+          // The broker advertises the proxy, so every connection (bootstrap, leader, coordinator) goes through it.
+          let broker = { host: '127.0.0.1', port: 0 }
+          proxy = await startFaultProxy({ target: () => broker, seed: SEED })
+          target = await startTarget(targetName, { advertisedPort: proxy.port })
+          broker = { host: '127.0.0.1', port: Number(target.bootstrap.split(':')[1]) }
+        } else {
+          target = await startTarget(targetName)
+        }
       } catch (e) {
         skip = peerUnavailable(targetName, e) as string
       }
     })
     afterAll(async () => {
+      await proxy?.close()
       await target?.stop()
     })
     const fails = knownFail(targetName)
     const restart = targetName === 'tidelog' ? 'kill' : 'clean'
-    ;(fails ? it.fails : it)(`2,000 transactions with crashes, fencing races, timeouts and broker ${restart === 'kill' ? 'kill -9' : 'clean restarts'}: no anomaly${fails ? ' (known-fail #11: tidelog serves no EndTxn yet)' : ''}`, async (ctx) => {
+    const faulty = targetName === 'tidelog'
+    ;(fails ? it.fails : it)(`2,000 transactions with crashes, fencing races, timeouts${faulty ? ', connection cuts, stalls and half-closes' : ''} and broker ${restart === 'kill' ? 'kill -9' : 'clean restarts'}: no anomaly${fails ? ' (known-fail #11: tidelog serves no EndTxn yet)' : ''}`, async (ctx) => {
       if (skip) return ctx.skip()
       const t = target!
       await createTopic(t.bootstrap, 'checker', 4)
       const result = await runChecker({
-        bootstrap: t.bootstrap, topic: 'checker', partitions: 4, transactions: 2_000, writers: 3, seed: SEED,
+        bootstrap: proxy === undefined ? t.bootstrap : `${proxy.host}:${proxy.port}`, directBootstrap: t.bootstrap,
+        topic: 'checker', partitions: 4, transactions: 2_000, writers: 3, seed: SEED,
+        clients: faulty ? ['kafkajs', 'tidelog', 'tidelog'] : ['kafkajs'],
+        faults: proxy === undefined ? undefined : { proxy, rates: FAULTS },
         killBroker: () => t.restart(restart), brokerKills: 2,
       })
       console.log(`checker on ${targetName}: ${JSON.stringify({ ...result, violations: result.violations.length })}`)
@@ -56,6 +82,14 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
       expect(result.outcomes.committed).toBeGreaterThan(1_000)
       for (const a of ['crash', 'race', 'abandon', 'abort'] as const) expect(result.actions[a], a).toBeGreaterThan(0)
       expect(result.lsoSamples).toBeGreaterThan(0)
+      if (faulty) {
+        // The writers share one sequence, so the split follows their speed (ours meet the faults): each must do a fair part.
+        expect(result.byClient.tidelog, 'transactions by our producer').toBeGreaterThan(200)
+        expect(result.byClient.kafkajs, 'transactions by kafkajs').toBeGreaterThan(200)
+        for (const kind of ['cut', 'stall', 'halfClose']) {
+          expect((result.faults[`${kind}:request`] ?? 0) + (result.faults[`${kind}:response`] ?? 0), `${kind} faults struck`).toBeGreaterThan(0)
+        }
+      }
       for (const u of [...t.peers(), { peer: 'kafkajs' as const, version: kafkajsVersion() }, await javaToolsUse()]) recordPeer(u.peer, u.version)
     }, 900_000)
   })

@@ -61,6 +61,8 @@ export interface TargetOptions {
    * coordinator) is made on purpose for kafka-transactions.sh find-hanging.
    */
   partitionVerification?: boolean
+  /** tidelog only: the port Metadata and FindCoordinator name (a fault proxy's, test/helpers/fault-proxy.ts). */
+  advertisedPort?: number
 }
 
 export async function startTarget(name: TargetName, opts: TargetOptions = {}): Promise<TxnTarget> {
@@ -91,7 +93,8 @@ async function startTidelogTarget(opts: TargetOptions): Promise<TxnTarget> {
   const launch = async () => {
     log = ''
     const c = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--data-dir', dataDir, '--log-level', 'warn',
-      '--transaction-partition-verification-enable', String(opts.partitionVerification ?? true)], {
+      '--transaction-partition-verification-enable', String(opts.partitionVerification ?? true),
+      ...(opts.advertisedPort === undefined ? [] : ['--advertised-port', String(opts.advertisedPort)])], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     })

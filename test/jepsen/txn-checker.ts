@@ -1,10 +1,12 @@
 /**
  * A Jepsen-style checker for transactions (issue 11): seeded and bounded. Writers (kafkajs
- * transactional producers, a client no one here wrote) run transactions that each write one
- * record to several partitions, and commit, abort, crash mid-transaction, race a second
- * producer on the same transactional id, or abandon the transaction to its timeout, while
- * the broker is killed with SIGKILL. Every transaction's outcome is recorded as the client
- * saw it (committed, aborted, or unknown when the broker went away under it). A monitor
+ * transactional producers, a client no one here wrote, and our own @tidelog/producer; see
+ * writers.ts) run transactions that each write one record to several partitions, and commit,
+ * abort, crash mid-transaction, race a second producer on the same transactional id, or
+ * abandon the transaction to its timeout, while the broker is killed with SIGKILL and, through
+ * test/helpers/fault-proxy.ts, connections are cut, stalled and half-closed mid-request. Every
+ * transaction's outcome is recorded as the client saw it (committed, aborted, or unknown when
+ * the broker or the connection went away under it). A monitor
  * samples each partition's last stable offset meanwhile. At the end Java's read_committed
  * ConsoleConsumer (the reference client) reads everything, and the history is checked:
  *
@@ -17,22 +19,30 @@
  * - the LSO never regresses, across broker kills too;
  * - no hanging transaction at the end (ListTransactions: nothing Ongoing or Prepare*).
  */
-import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs'
 import { ApiKeys } from '@tidelog/protocol'
+import { type FaultProxy, type FaultRates, seededRandom } from '../helpers/fault-proxy.js'
 import { javaTool } from '../helpers/kafka.js'
 import { RawClient } from '../helpers/raw-client.js'
+import { type SessionFactory, type TxnSession, type WriterClient, sessionFactory } from './writers.js'
 
 export interface CheckerOptions {
+  /** Where the writers connect: the broker, or a fault proxy in front of it. */
   bootstrap: string
+  /** The broker itself, for the monitor and the final checks (default: bootstrap). */
+  directBootstrap?: string
   topic: string
   partitions: number
   transactions: number
   /** Concurrent writers, each with its own transactional id. */
   writers: number
+  /** The client of each writer, cycled (default: all kafkajs). */
+  clients?: readonly WriterClient[]
   seed: number
   /** SIGKILL the broker and start it again (same port and data); called `brokerKills` times, spread over the run. */
   killBroker?: () => Promise<void>
   brokerKills?: number
+  /** Connection faults while the writers run (off again before the final checks). */
+  faults?: { proxy: FaultProxy; rates: FaultRates }
   /** Timeout of the abandoned transactions (they must be aborted by the coordinator). */
   abandonTimeoutMs?: number
   log?: (line: string) => void
@@ -45,23 +55,15 @@ export interface CheckResult {
   transactions: number
   outcomes: Record<Outcome, number>
   actions: Record<Action, number>
+  /** Transactions by the client that wrote them. */
+  byClient: Partial<Record<WriterClient, number>>
   brokerKills: number
+  /** Faults the proxy struck, by kind and direction (empty without faults). */
+  faults: Record<string, number>
   recordsRead: number
   lsoSamples: number
   violations: string[]
   durationMs: number
-}
-
-/** mulberry32: a small seeded PRNG, so a failing run can be repeated from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -77,74 +79,95 @@ function pickAction(r: number): Action {
 export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
   const started = Date.now()
   const log = o.log ?? (() => {})
-  const rand = prng(o.seed)
-  const kafka = new Kafka({ brokers: [o.bootstrap], clientId: 'txn-checker', logLevel: logLevel.NOTHING, retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 3_000 } })
+  const rand = seededRandom(o.seed)
+  const clients = o.clients ?? ['kafkajs']
+  const factories = new Map<WriterClient, SessionFactory>(clients.map((c) => [c, sessionFactory(c, o.bootstrap)]))
   const parts = new Map<number, number>() // txn -> number of partitions written
   const outcome = new Map<number, Outcome>()
   const actionOf = new Map<number, Action>()
   const actions: Record<Action, number> = { commit: 0, abort: 0, crash: 0, race: 0, abandon: 0 }
+  const byClient: Partial<Record<WriterClient, number>> = {}
   const violations: string[] = []
   const abandonTimeoutMs = o.abandonTimeoutMs ?? 3_000
   let next = 0
   let kills = 0
-  const leftOpen: Producer[] = []
+  const leftOpen: TxnSession[] = []
 
-  const newProducer = async (id: string, timeoutMs = 60_000) => {
-    const p = kafka.producer({ transactionalId: id, idempotent: true, maxInFlightRequests: 1, transactionTimeout: timeoutMs })
-    await p.connect()
-    return p
-  }
-
-  const send = async (txn: Transaction, n: number) => {
+  const send = async (txn: TxnSession, n: number) => {
     const count = 2 + Math.floor(rand() * (o.partitions - 1))
     const chosen = [...Array(o.partitions).keys()].sort(() => rand() - 0.5).slice(0, count)
     parts.set(n, count)
-    await txn.sendBatch({ topicMessages: chosen.map((partition) => ({ topic: o.topic, messages: [{ partition, value: `${n}:${count}` }] })) })
+    await txn.send(o.topic, chosen.map((partition) => ({ partition, value: `${n}:${count}` })))
   }
 
   const writer = async (w: number) => {
+    const client = clients[w % clients.length]!
+    const open = factories.get(client)!
     const id = `checker-${o.seed}-${w}`
-    let producer = await newProducer(id)
+    const reopen = async (): Promise<TxnSession> => {
+      for (;;) {
+        try {
+          return await open(id, 60_000)
+        } catch (e) {
+          log(`writer ${w} (${client}): init failed: ${(e as Error).message}`)
+          await sleep(500)
+        }
+      }
+    }
+    let producer = await reopen()
     while (next < o.transactions) {
       const n = next++
       const action = pickAction(rand())
       actions[action]++
       actionOf.set(n, action)
-      let txn: Transaction | undefined
+      byClient[client] = (byClient[client] ?? 0) + 1
+      let began = false
       try {
         if (action === 'abandon') {
           // Its own transactional id, never used again: only the coordinator's timeout ends it.
-          const lone = await newProducer(`checker-${o.seed}-abandoned-${n}`, abandonTimeoutMs)
-          const t = await lone.transaction()
-          await send(t, n)
+          const lone = await open(`checker-${o.seed}-abandoned-${n}`, abandonTimeoutMs)
           leftOpen.push(lone)
+          await lone.begin()
+          began = true
+          await send(lone, n)
           outcome.set(n, 'aborted')
           continue
         }
-        txn = await producer.transaction()
-        await send(txn, n)
+        await producer.begin()
+        began = true
+        await send(producer, n)
         if (action === 'commit') {
-          await txn.commit()
+          try {
+            await producer.commit()
+          } catch (e) {
+            if (!producer.isAbortable(e)) throw e
+            // An abortable commit did not commit (Java's TransactionAbortableException): abort, and it must not be read.
+            log(`txn ${n} (${client}): commit abortable: ${(e as Error).message}`)
+            await producer.abort()
+            outcome.set(n, 'aborted')
+            continue
+          }
           outcome.set(n, 'committed')
         } else if (action === 'abort') {
-          await txn.abort()
+          await producer.abort()
           outcome.set(n, 'aborted')
         } else if (action === 'crash') {
           // The process dies mid-transaction: its successor's InitProducerId aborts it.
           leftOpen.push(producer)
-          producer = await newProducer(id)
-          await (await producer.transaction()).abort()
+          producer = await open(id, 60_000)
+          await producer.begin()
+          await producer.abort()
           outcome.set(n, 'aborted')
         } else {
           // A second producer takes the same transactional id while this one is mid-transaction
           // (KIP-98 zombie fencing): the open transaction is aborted and the old producer's
           // commit must fail.
-          // kafkajs asks for its producer id on the first transaction(), not on connect().
-          const rival = await newProducer(id)
-          await (await rival.transaction()).abort()
+          const rival = await open(id, 60_000)
+          await rival.begin()
+          await rival.abort()
           let committed = false
           try {
-            await txn.commit()
+            await producer.commit()
             committed = true
           } catch {
             // fenced, as it must be
@@ -155,28 +178,22 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
           producer = rival
         }
       } catch (e) {
-        // The broker went away under it (killed): the outcome is not known to the client.
+        // The broker or the connection went away under it: the outcome is not known to the client.
         outcome.set(n, 'unknown')
-        log(`txn ${n} (${action}): ${(e as Error).message}`)
-        await producer.disconnect().catch(() => {})
-        for (;;) {
-          try {
-            producer = await newProducer(id)
-            break
-          } catch {
-            await sleep(500)
-          }
-        }
+        log(`txn ${n} (${action}, ${client}${began ? '' : ', not begun'}): ${(e as Error).message}`)
+        leftOpen.push(producer)
+        producer = await reopen()
       }
     }
-    await producer.disconnect()
+    await producer.close()
   }
 
   // The LSO of every partition, sampled until the end; it must never go down.
   const lso = new Array<bigint>(o.partitions).fill(-1n)
   let samples = 0
   let monitoring = true
-  const [host, port] = [o.bootstrap.split(':')[0]!, Number(o.bootstrap.split(':')[1])]
+  const direct = o.directBootstrap ?? o.bootstrap
+  const [host, port] = [direct.split(':')[0]!, Number(direct.split(':')[1])]
   const monitor = (async () => {
     let c: RawClient | undefined
     while (monitoring) {
@@ -214,8 +231,13 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
     }
   })()
 
-  await Promise.all([...Array(o.writers).keys()].map(writer))
-  await killer
+  o.faults?.proxy.setFaults(o.faults.rates)
+  try {
+    await Promise.all([...Array(o.writers).keys()].map(writer))
+    await killer
+  } finally {
+    o.faults?.proxy.setFaults(null)
+  }
 
   // No hanging transaction: everything open (crashed, abandoned) must end by itself.
   const hangDeadline = Date.now() + abandonTimeoutMs + 60_000
@@ -241,7 +263,7 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
     }
     await sleep(500)
   }
-  for (const p of leftOpen) await p.disconnect().catch(() => {})
+  for (const p of leftOpen) await p.drop()
   // Every partition's LSO must reach its high watermark: an open transaction the coordinator
   // no longer tracks (hanging) would hold it back forever.
   const ends = async (isolationLevel: number) => {
@@ -276,7 +298,7 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
   const lastOffset = new Array<bigint>(o.partitions).fill(-1n)
   let read = 0
   const { stdout } = await javaTool('org.apache.kafka.tools.consumer.ConsoleConsumer', [
-    '--bootstrap-server', o.bootstrap, '--topic', o.topic, '--from-beginning', '--isolation-level', 'read_committed',
+    '--bootstrap-server', direct, '--topic', o.topic, '--from-beginning', '--isolation-level', 'read_committed',
     '--timeout-ms', '15000', '--property', 'print.partition=true', '--property', 'print.offset=true',
   ], { timeoutMs: 600_000 })
   for (const line of stdout.split('\n')) {
@@ -310,5 +332,6 @@ export async function runChecker(o: CheckerOptions): Promise<CheckResult> {
 
   const outcomes: Record<Outcome, number> = { committed: 0, aborted: 0, unknown: 0 }
   for (const v of outcome.values()) outcomes[v]++
-  return { transactions: outcome.size, outcomes, actions, brokerKills: kills, recordsRead: read, lsoSamples: samples, violations, durationMs: Date.now() - started }
+  const faults = o.faults === undefined ? {} : Object.fromEntries(Object.entries(o.faults.proxy.stats).filter(([k, v]) => k !== 'connections' && v > 0))
+  return { transactions: outcome.size, outcomes, actions, byClient, brokerKills: kills, faults, recordsRead: read, lsoSamples: samples, violations, durationMs: Date.now() - started }
 }

@@ -14,7 +14,7 @@ import type { PartitionQueue } from './accumulator.js'
 import { InvalidTxnStateError, TransactionAbortableError, TransactionAbortedError, TransactionTimeoutError } from './errors.js'
 import type { Idempotence } from './idempotence.js'
 import { within } from './within.js'
-import { isFatalForTransactions, needsEpochBump, txnError, TxnStateMachine, type TxnState } from './transaction-state.js'
+import { isFatalForBatch, isFatalForTransactions, isTransactionAbortable, needsEpochBump, txnError, TxnStateMachine, type TxnState } from './transaction-state.js'
 
 /** Java's ConsumerGroupMetadata, as `consumer.groupMetadata()` returns it (KIP-447). */
 export interface ConsumerGroupMetadata {
@@ -228,7 +228,7 @@ export class TransactionManager {
   /** A batch failed for good: the transaction can only abort (or the producer is finished). */
   onBatchFailed(error: Error): void {
     if (error instanceof TransactionAbortedError || this.sm.state === 'ABORTING_TRANSACTION') return
-    this.onError(error)
+    this.onError(error, true)
   }
 
   // --- requests ----------------------------------------------------------------------------
@@ -415,13 +415,15 @@ export class TransactionManager {
   /**
    * Moves to FATAL_ERROR or ABORTABLE_ERROR for an error and returns what the caller sees:
    * ProducerFencedError for fencing, the error itself when fatal, else TransactionAbortableError.
+   * `batch`: a produced batch failed, which ends the producer for fewer errors than a
+   * coordinator's answer does (Java's maybeTransitionToErrorState against its handlers' rules).
    */
-  private onError(raw: Error): Error {
+  private onError(raw: Error, batch = false): Error {
     if (raw instanceof InvalidTxnStateError) return raw
     const error = txnError(raw)
     if (this.sm.state === 'FATAL_ERROR') return this.sm.lastError ?? error
     if (error instanceof ClientClosedError) return error
-    if (isFatalForTransactions(error)) {
+    if (batch ? isFatalForBatch(error) : isFatalForTransactions(error)) {
       this.sm.transition('FATAL_ERROR', error)
       this.idem.fatalError ??= error
       this.host.wake()
@@ -433,6 +435,11 @@ export class TransactionManager {
     if (s === 'IN_TRANSACTION' || s === 'COMMITTING_TRANSACTION' || s === 'ABORTABLE_ERROR') {
       this.sm.transition('ABORTABLE_ERROR', abortable.cause as Error)
       this.host.wake()
+      return abortable
+    }
+    if (s === 'INITIALIZING' && isTransactionAbortable(error)) {
+      // InitProducerId v5+ may answer TRANSACTION_ABORTABLE (KIP-890): abortable there too, as Java's InitProducerIdHandler.
+      this.sm.transition('ABORTABLE_ERROR', abortable.cause as Error)
       return abortable
     }
     if (s === 'INITIALIZING') {

@@ -71,7 +71,7 @@ const FATAL = new Set<number>([
 /** Whether an error ends a transactional producer (else the transaction can be aborted and the producer goes on). */
 export function isFatalForTransactions(error: unknown): boolean {
   if (error instanceof ProducerFencedError || error instanceof UnsupportedVersionError) return true
-  if (error instanceof TransactionAbortableError) return false
+  if (isTransactionAbortable(error)) return false
   return error instanceof ProtocolError && FATAL.has(error.code)
 }
 
@@ -85,6 +85,29 @@ export function txnError(error: Error): Error {
     return new ProducerFencedError({ api: error.api, apiKey: error.apiKey, topic: error.topic, partition: error.partition, message: error.serverMessage }, { cause: error })
   }
   return error
+}
+
+/**
+ * The errors after which a failed batch ends the producer (Java's maybeTransitionToErrorState);
+ * every other batch error, INVALID_TXN_STATE and TRANSACTION_ABORTABLE included (KIP-890: what a
+ * partition that is not in the transaction answers), only makes the transaction abortable.
+ */
+const FATAL_FOR_BATCH = new Set<number>([
+  ErrorCodes.PRODUCER_FENCED,
+  ErrorCodes.INVALID_PRODUCER_EPOCH,
+  ErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+  ErrorCodes.CLUSTER_AUTHORIZATION_FAILED,
+  ErrorCodes.UNSUPPORTED_VERSION,
+])
+
+export function isFatalForBatch(error: unknown): boolean {
+  if (error instanceof ProducerFencedError || error instanceof UnsupportedVersionError) return true
+  return error instanceof ProtocolError && !(error instanceof TransactionAbortableError) && FATAL_FOR_BATCH.has(error.code)
+}
+
+/** KIP-890's TRANSACTION_ABORTABLE: the transaction can only be aborted; never retried, never fatal. */
+export function isTransactionAbortable(error: unknown): boolean {
+  return error instanceof TransactionAbortableError || (error instanceof ProtocolError && error.code === ErrorCodes.TRANSACTION_ABORTABLE)
 }
 
 /** Sequence errors that leave the partition's numbering unknown: the abort that follows bumps the epoch (KIP-360). */

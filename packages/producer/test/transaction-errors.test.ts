@@ -245,3 +245,66 @@ describe('transactional producer (TV1, scripted coordinator)', () => {
     expect(second.log.filter((l) => l.startsWith('EndTxn'))).toEqual([])
   })
 })
+
+// KIP-890 part 1 (Kafka 3.8+): TRANSACTION_ABORTABLE (120) from Produce v11+, AddPartitionsToTxn
+// v5, AddOffsetsToTxn v4, EndTxn v4, TxnOffsetCommit v4 and InitProducerId v5. Java's
+// TransactionManager handles it as an abortable error in every handler: never retried, never fatal.
+describe('TRANSACTION_ABORTABLE (KIP-890): abortable, not retried, not fatal', () => {
+  const abortableThenNext = async (p: Producer, log: string[], countOf: string, expected: number) => {
+    const err = await p.commitTransaction().catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(TransactionAbortableError)
+    expect(p.transactionState).toBe('ABORTABLE_ERROR')
+    expect(log.filter((l) => l.startsWith(countOf)), `${countOf} not retried`).toHaveLength(expected)
+    await p.abortTransaction()
+    expect(p.transactionState).toBe('READY')
+  }
+
+  it('from Produce: the record fails, the commit is refused, the abort recovers and the next transaction commits', async () => {
+    const { p, k, log } = await setup()
+    await p.initTransactions()
+    p.beginTransaction()
+    k.fault = (ctx) => {
+      log.push(`Produce(${ctx.topic}-${ctx.partition})`)
+      return ErrorCodes.TRANSACTION_ABORTABLE
+    }
+    const err = await p.send({ topic: 't', partition: 0, value: 'a' }).catch((e: unknown) => e)
+    expect((err as ProtocolError).type).toBe('TRANSACTION_ABORTABLE')
+    await abortableThenNext(p, log, 'Produce', 1)
+    k.fault = () => undefined
+    await p.transaction(async () => void (await p.send({ topic: 't', partition: 0, value: 'b' })))
+    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual([expect.stringMatching(/^EndTxn v4\(abort,\d\)=0$/), expect.stringMatching(/^EndTxn v4\(commit,\d\)=0$/)])
+  })
+
+  it('INVALID_TXN_STATE on Produce (what Kafka tells clients below Produce v11) is abortable too, as in Java', async () => {
+    const { p, k, log } = await setup()
+    await p.initTransactions()
+    p.beginTransaction()
+    k.fault = () => ErrorCodes.INVALID_TXN_STATE
+    await expect(p.send({ topic: 't', partition: 0, value: 'a' })).rejects.toBeInstanceOf(ProtocolError)
+    await abortableThenNext(p, log, 'EndTxn v4(commit', 0)
+  })
+
+  it('from EndTxn: the commit is refused once and the transaction aborted on request', async () => {
+    const { p, log } = await setup({ endTxn: (call) => (call === 0 ? ErrorCodes.TRANSACTION_ABORTABLE : 0) })
+    await p.initTransactions()
+    p.beginTransaction()
+    await p.send({ topic: 't', partition: 0, value: 'a' })
+    await abortableThenNext(p, log, 'EndTxn v4(commit', 1)
+    expect(log.filter((l) => l.startsWith('EndTxn'))).toEqual(['EndTxn v4(commit,0)=120', 'EndTxn v4(abort,0)=0'])
+  })
+
+  it('from AddPartitionsToTxn and TxnOffsetCommit: abortable, one request each', async () => {
+    const add = await setup({ addPartitions: () => ErrorCodes.TRANSACTION_ABORTABLE })
+    await add.p.initTransactions()
+    add.p.beginTransaction()
+    await expect(add.p.send({ topic: 't', partition: 0, value: 'a' })).rejects.toBeInstanceOf(TransactionAbortableError)
+    await abortableThenNext(add.p, add.log, 'AddPartitionsToTxn', 1)
+
+    const offsets = await setup({ txnOffsetCommit: () => ErrorCodes.TRANSACTION_ABORTABLE })
+    await offsets.p.initTransactions()
+    offsets.p.beginTransaction()
+    const err = await offsets.p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: 1n }], { groupId: 'g', generationId: 1, memberId: 'm', groupInstanceId: null }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(TransactionAbortableError)
+    await abortableThenNext(offsets.p, offsets.log, 'TxnOffsetCommit', 1)
+  })
+})

@@ -6,7 +6,7 @@ import {
   ErrorCodes,
 } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
-import { fencedFor } from '../txn/errors.js'
+import { abortableFor, fencedFor } from '../txn/errors.js'
 import { defineHandler } from './types.js'
 
 function results(topics: readonly AddPartitionsToTxnRequestTopic[], code: (topic: string, partition: number) => number): AddPartitionsToTxnResponseTopicResult[] {
@@ -34,7 +34,7 @@ async function one(
   if (topics.some((t) => t.partitions.some((p) => !exists(t.name, p)))) {
     return results(topics, (t, p) => (exists(t, p) ? ErrorCodes.OPERATION_NOT_ATTEMPTED : ErrorCodes.UNKNOWN_TOPIC_OR_PARTITION))
   }
-  if (verifyOnly) return results(topics, (t, p) => broker.txns.verify(id, producerId, producerEpoch, t, p))
+  if (verifyOnly) return results(topics, (t, p) => abortableFor(broker.txns.verify(id, producerId, producerEpoch, t, p), version, 5))
   const code = await broker.txns.add(id, producerId, producerEpoch, topics.map((t) => ({ name: t.name, partitions: t.partitions })), null, 1)
   return results(topics, () => fencedFor(code, version, 2))
 }

@@ -1,7 +1,7 @@
 import { ErrorCodes, TxnOffsetCommit, type TxnOffsetCommitRequest, type TxnOffsetCommitResponse } from '@tidelog/protocol'
 import type { OffsetToCommit } from '../groups/coordinator.js'
 import { commitTxnOffsets } from '../groups/txn-offsets.js'
-import { fencedFor } from '../txn/errors.js'
+import { abortableFor, fencedFor } from '../txn/errors.js'
 import { defineHandler } from './types.js'
 
 function respond(req: TxnOffsetCommitRequest, code: (ti: number, pi: number) => number): TxnOffsetCommitResponse {
@@ -14,7 +14,8 @@ function respond(req: TxnOffsetCommitRequest, code: (ti: number, pi: number) => 
 /**
  * TxnOffsetCommit 0-5: a transaction's offsets for a group, pending until its
  * commit marker. The producer must own the transaction and (TV1) have added
- * the group with AddOffsetsToTxn; v5 (KIP-890 part 2) adds it implicitly.
+ * the group with AddOffsetsToTxn (else TRANSACTION_ABORTABLE from v4,
+ * INVALID_TXN_STATE below: KIP-890); v5 (KIP-890 part 2) adds it implicitly.
  * From v3 the group's generation, member id and instance id are checked
  * (KIP-447), fencing a producer of an older generation.
  */
@@ -29,7 +30,7 @@ export const txnOffsetCommitHandler = defineHandler({
         ? await txns.add(req.transactionalId, req.producerId, req.producerEpoch, [], req.groupId, 2)
         : txns.verifyGroup(req.transactionalId, req.producerId, req.producerEpoch, req.groupId)
     if (checked !== ErrorCodes.NONE) {
-      const code = fencedFor(checked, ctx.version, 3)
+      const code = abortableFor(fencedFor(checked, ctx.version, 3), ctx.version, 4)
       return respond(req, () => code)
     }
     const codes = req.topics.map((t) => t.partitions.map((): number => ErrorCodes.NONE))

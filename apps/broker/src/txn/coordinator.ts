@@ -267,15 +267,16 @@ export class TransactionCoordinator {
     const t = this.txns.get(id)
     const error = this.busy.has(id) ? ErrorCodes.CONCURRENT_TRANSACTIONS : this.checkProducer(t, producerId, producerEpoch)
     if (error !== ErrorCodes.NONE) return error
-    return t!.state === TxnState.Ongoing && t!.partitions.get(topic)?.has(partition) === true ? ErrorCodes.NONE : ErrorCodes.INVALID_TXN_STATE
+    // Kafka 3.8+ (KIP-890): TRANSACTION_ABORTABLE, which callers map down for old request versions (abortableFor).
+    return t!.state === TxnState.Ongoing && t!.partitions.get(topic)?.has(partition) === true ? ErrorCodes.NONE : ErrorCodes.TRANSACTION_ABORTABLE
   }
 
-  /** TV1 TxnOffsetCommit: the group must have been added by AddOffsetsToTxn. */
+  /** TV1 TxnOffsetCommit: the group must have been added by AddOffsetsToTxn (its __consumer_offsets partition verified, in Kafka). */
   verifyGroup(id: string, producerId: bigint, producerEpoch: number, group: string): number {
     const t = this.txns.get(id)
     const error = this.busy.has(id) ? ErrorCodes.CONCURRENT_TRANSACTIONS : this.checkProducer(t, producerId, producerEpoch)
     if (error !== ErrorCodes.NONE) return error
-    return t!.state === TxnState.Ongoing && t!.groups.has(group) ? ErrorCodes.NONE : ErrorCodes.INVALID_TXN_STATE
+    return t!.state === TxnState.Ongoing && t!.groups.has(group) ? ErrorCodes.NONE : ErrorCodes.TRANSACTION_ABORTABLE
   }
 
   // --- EndTxn ----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { ErrorCodes, type ProduceRequest } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
+import { abortableFor } from './errors.js'
 
 // Record batch v2 header fields (KIP-98): where the producer id, epoch and attributes sit.
 const ATTRIBUTES_AT = 21
@@ -32,8 +33,8 @@ function produceError(code: number): number {
  * partition to the transaction as it is written; up to v11, with
  * transaction.partition.verification.enable (Kafka 3.6+'s default), a
  * partition must already be in the producer's open transaction, else
- * INVALID_TXN_STATE (KIP-890 part 1: a late write of an ended transaction
- * cannot slip into the next one).
+ * TRANSACTION_ABORTABLE from v11, INVALID_TXN_STATE below (KIP-890 part 1: a
+ * late write of an ended transaction cannot slip into the next one).
  */
 export function transactionalProduce(broker: BrokerContext, req: ProduceRequest, version: number): TransactionalProduce {
   const id = req.transactionalId!
@@ -49,7 +50,7 @@ export function transactionalProduce(broker: BrokerContext, req: ProduceRequest,
         return produceError(broker.txns.addNow(id, producerId, producerEpoch, [{ name: topic, partitions: [partition] }], null, 2))
       }
       if (!broker.config.transactionPartitionVerificationEnable) return ErrorCodes.NONE
-      return produceError(broker.txns.verify(id, producerId, producerEpoch, topic, partition))
+      return abortableFor(produceError(broker.txns.verify(id, producerId, producerEpoch, topic, partition)), version, 11)
     },
     durable() {
       if (!wrote) return undefined

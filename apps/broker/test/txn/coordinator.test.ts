@@ -53,7 +53,8 @@ describe('transaction coordinator over the wire', () => {
     const { c } = await start()
     const { producerId: pid, producerEpoch: epoch } = await init(c, 'tx-verify')
     const r = await produce(c, 'tx-verify', pid, epoch, 0, 0)
-    expect(r.errorCode).toBe(ErrorCodes.INVALID_TXN_STATE)
+    // Produce v11 knows TRANSACTION_ABORTABLE (KIP-890); older versions: apps/broker/test/txn-abortable.test.ts.
+    expect(r.errorCode).toBe(ErrorCodes.TRANSACTION_ABORTABLE)
     expect((await fetchPartition(c, 0)).highWatermark).toBe(0n)
     // verifyOnly (AddPartitionsToTxn v4+) reports the same without adding.
     const v = await c.request(ApiKeys.AddPartitionsToTxn, 4, {

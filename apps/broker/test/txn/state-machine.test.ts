@@ -60,7 +60,8 @@ class Model {
     if (o.kind === 'produce') {
       if (o.stale) return ErrorCodes.INVALID_PRODUCER_EPOCH
       if (o.v12) this.begin(o.partition)
-      else if (this.state !== TxnState.Ongoing || !this.parts.has(o.partition)) return ErrorCodes.INVALID_TXN_STATE
+      // Produce v11: KIP-890's TRANSACTION_ABORTABLE for a partition not in the open transaction.
+      else if (this.state !== TxnState.Ongoing || !this.parts.has(o.partition)) return ErrorCodes.TRANSACTION_ABORTABLE
       this.seq[o.partition]! += 2
       return ErrorCodes.NONE
     }
