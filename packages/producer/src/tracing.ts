@@ -4,7 +4,27 @@ import { SendError } from './errors.js'
 import type { RecordMetadata } from './record.js'
 import type { TypedRecord } from './serdes.js'
 
+// A class, not an object literal with a closure: one allocation per traced record.
+class SendContext implements SendTraceContext {
+  added: [string, string][] | undefined
+  result?: SendTraceContext['result']
+  error?: unknown
+  constructor(
+    readonly clientId: string,
+    readonly topic: string,
+    readonly partition: number | undefined,
+    readonly key: unknown,
+    readonly tombstone: boolean,
+    readonly batchSize: number,
+  ) {}
+
+  setHeader(name: string, value: string): void {
+    ;(this.added ??= []).push([name, value])
+  }
+}
+
 function withHeaders(h: HeaderInput | undefined, added: [string, string][]): HeaderInput {
+  if (h === undefined || h === null) return Object.fromEntries(added)
   if (Array.isArray(h)) return [...h, ...added.map(([key, value]) => ({ key, value }))]
   const out: Record<string, unknown> = { ...(h as Record<string, unknown> | undefined) }
   for (const [k, v] of added) out[k] = v
@@ -25,22 +45,15 @@ export function tracedSend<K, V>(
   const records = single ? [input as TypedRecord<K, V>] : (input as readonly TypedRecord<K, V>[])
   // Not records: send() rejects them with its own typed error, untraced.
   if (records.some((r) => r === null || typeof r !== 'object')) return send(input)
-  const contexts: SendTraceContext[] = []
-  const out = records.map((r) => {
-    let added: [string, string][] | undefined
-    const ctx: SendTraceContext = {
-      clientId,
-      topic: r.topic,
-      partition: r.partition,
-      key: r.key,
-      tombstone: r.value === null,
-      batchSize: records.length,
-      setHeader: (name, value) => void (added ??= []).push([name, value]),
-    }
-    contexts.push(ctx)
+  const contexts: SendContext[] = new Array(records.length)
+  const out = new Array<TypedRecord<K, V>>(records.length)
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!
+    const ctx = new SendContext(clientId, r.topic, r.partition, r.key, r.value === null, records.length)
+    contexts[i] = ctx
     tc.start.publish(ctx)
-    return added === undefined ? r : { ...r, headers: withHeaders(r.headers, added) }
-  })
+    out[i] = ctx.added === undefined ? r : { ...r, headers: withHeaders(r.headers, ctx.added) }
+  }
   let p: Promise<RecordMetadata | RecordMetadata[]>
   try {
     p = send(single ? out[0]! : out)
