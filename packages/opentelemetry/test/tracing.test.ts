@@ -30,7 +30,7 @@ beforeEach(() => exporter.reset())
 
 const spans = (name: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.name === name)
 const parentOf = (s: ReadableSpan): string | undefined => s.parentSpanContext?.spanId
-const header = (m: Message, key: string): string | undefined => m.headers.find((h) => h.key === key)?.value?.toString('utf8')
+const header = (m: Message<unknown, unknown>, key: string): string | undefined => m.headers.find((h) => h.key === key)?.value?.toString('utf8')
 
 async function setup(topics: { name: string; partitions?: number; configs?: Record<string, string> }[]) {
   const { brokers } = await startTestBroker(1)
