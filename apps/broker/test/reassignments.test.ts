@@ -22,7 +22,7 @@ describe('partition reassignment on one broker', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tidelog-reassign-'))
     broker = await startBroker({ port: 0, dataDir: dir })
-    admin = new Admin({ brokers: [`127.0.0.1:${broker.port}`], retry: { retries: 0 } })
+    admin = new Admin({ brokers: [`127.0.0.1:${broker.port}`] })
     await admin.createTopics([{ name: 'moves', partitions: 2 }])
     nodeId = broker.nodeId
   })
