@@ -10,7 +10,20 @@ export const channels = {
   requestStart: diagnostics.channel('tidelog:request:start'),
   requestEnd: diagnostics.channel('tidelog:request:end'),
   requestError: diagnostics.channel('tidelog:request:error'),
+  queueSize: diagnostics.channel('tidelog:request:queue-size'),
 } as const
+
+/**
+ * A connection's queue of requests waiting to be written changed length: requests held while
+ * the broker throttles the connection (KIP-219), as kafkajs' REQUEST_QUEUE_SIZE reports.
+ */
+export interface QueueSizeEvent {
+  broker: string
+  nodeId: number | undefined
+  clientId: string | null
+  tag: unknown
+  queueSize: number
+}
 
 export interface ConnectionEvent {
   /** "host:port" */
