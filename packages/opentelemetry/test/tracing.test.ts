@@ -8,6 +8,7 @@ import { Producer, serdes } from '@tidelog/producer'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startTestBroker } from '../../consumer/test/helpers/broker.js'
 import { until } from '../../../test/kafkajs-compat/types.js'
+import { Kafka, logLevel } from '../../kafkajs/src/index.js'
 import { TidelogInstrumentation } from '../src/index.js'
 
 const exporter = new InMemorySpanExporter()
@@ -183,6 +184,33 @@ describe('@tidelog/opentelemetry over a real socket', () => {
     } finally {
       await consumer.close()
       await producer.close()
+    }
+  })
+
+  // The facade runs kafkajs' eachMessage inside one native eachBatch call: its process span is
+  // the batch's, linked to each record's send span, not a child of one.
+  it('the kafkajs API (@tidelog/kafkajs) runs on the same clients: send spans per message, a process span per batch linked to them', async () => {
+    const brokers = await setup([{ name: 'kjs', partitions: 1 }])
+    const kafka = new Kafka({ clientId: 'kjs-app', brokers, logLevel: logLevel.NOTHING })
+    const producer = kafka.producer()
+    const consumer = kafka.consumer({ groupId: 'kjs-group' })
+    try {
+      await producer.connect()
+      await producer.send({ topic: 'kjs', messages: [{ key: 'k', value: 'v' }] })
+      const [send] = spans('send kjs')
+      expect(send!.kind).toBe(SpanKind.PRODUCER)
+      expect(send!.attributes).toMatchObject({ 'messaging.client.id': 'kjs-app', 'messaging.kafka.message.key': 'k', 'messaging.kafka.offset': 0 })
+      await consumer.connect()
+      await consumer.subscribe({ topic: 'kjs', fromBeginning: true })
+      await consumer.run({ eachMessage: async () => undefined })
+      await until(() => spans('process kjs').length === 1, 'the process span')
+      const [processSpan] = spans('process kjs')
+      expect(processSpan!.kind).toBe(SpanKind.CONSUMER)
+      expect(processSpan!.links.map((l) => l.context.spanId)).toEqual([send!.spanContext().spanId])
+      expect(processSpan!.attributes).toMatchObject({ 'messaging.consumer.group.name': 'kjs-group', 'messaging.batch.message_count': 1 })
+    } finally {
+      await consumer.disconnect()
+      await producer.disconnect()
     }
   })
 
