@@ -187,9 +187,9 @@ describe('@tidelog/opentelemetry over a real socket', () => {
     }
   })
 
-  // The facade runs kafkajs' eachMessage inside one native eachBatch call: its process span is
-  // the batch's, linked to each record's send span, not a child of one.
-  it('the kafkajs API (@tidelog/kafkajs) runs on the same clients: send spans per message, a process span per batch linked to them', async () => {
+  // The facade runs kafkajs' eachMessage inside one native eachBatch call: a batch process span
+  // linked to each record's send span, and in it one process span per message, the send span's child.
+  it('the kafkajs API (@tidelog/kafkajs): send spans, a process span per message (child of its send), inside a batch span', async () => {
     const brokers = await setup([{ name: 'kjs', partitions: 1 }])
     const kafka = new Kafka({ clientId: 'kjs-app', brokers, logLevel: logLevel.NOTHING })
     const producer = kafka.producer()
@@ -203,11 +203,13 @@ describe('@tidelog/opentelemetry over a real socket', () => {
       await consumer.connect()
       await consumer.subscribe({ topic: 'kjs', fromBeginning: true })
       await consumer.run({ eachMessage: async () => undefined })
-      await until(() => spans('process kjs').length === 1, 'the process span')
-      const [processSpan] = spans('process kjs')
-      expect(processSpan!.kind).toBe(SpanKind.CONSUMER)
-      expect(processSpan!.links.map((l) => l.context.spanId)).toEqual([send!.spanContext().spanId])
-      expect(processSpan!.attributes).toMatchObject({ 'messaging.consumer.group.name': 'kjs-group', 'messaging.batch.message_count': 1 })
+      await until(() => spans('process kjs').length === 2, 'the process spans')
+      const batchSpan = spans('process kjs').find((s) => s.attributes['messaging.batch.message_count'] !== undefined)!
+      const messageSpan = spans('process kjs').find((s) => s !== batchSpan)!
+      expect(batchSpan.links.map((l) => l.context.spanId)).toEqual([send!.spanContext().spanId])
+      expect(messageSpan.kind).toBe(SpanKind.CONSUMER)
+      expect(parentOf(messageSpan)).toBe(send!.spanContext().spanId)
+      expect(messageSpan.attributes).toMatchObject({ 'messaging.consumer.group.name': 'kjs-group', 'messaging.client.id': 'kjs-app', 'messaging.kafka.offset': 0, 'messaging.kafka.message.key': 'k' })
     } finally {
       await consumer.disconnect()
       await producer.disconnect()
