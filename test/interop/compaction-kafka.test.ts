@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Broker, startBroker } from '@tidelog/broker'
@@ -163,5 +163,23 @@ describe(`log compaction on tidelog-broker and Apache Kafka ${version}, read by 
     expect(out.stderr).not.toMatch(/Exception|error/i)
     expect(out.stdout).toContain('key: key-0')
     expect(out.stdout).not.toMatch(/Mismatches in|corrupt/i)
+  })
+
+  // Here for the JVM and the tidelog broker this file already has (CI time), not for compaction.
+  it("Kafka's kafka-reassign-partitions.sh --execute and --verify on tidelog-broker: a move to its own broker completes", async (ctx) => {
+    if (skip) return ctx.skip()
+    const bootstrap = `127.0.0.1:${broker!.port}`
+    const admin = new Admin({ brokers: [bootstrap] })
+    await admin.createTopics([{ name: 'moved', partitions: 2 }])
+    await admin.close()
+    const plan = join(dataDir!, 'reassignment.json')
+    const partitions = [0, 1].map((partition) => ({ topic: 'moved', partition, replicas: [broker!.nodeId], log_dirs: ['any'] }))
+    writeFileSync(plan, JSON.stringify({ version: 1, partitions }))
+    const tool = 'org.apache.kafka.tools.reassign.ReassignPartitionsCommand'
+    const run = await kafka!.java(tool, ['--bootstrap-server', bootstrap, '--reassignment-json-file', plan, '--execute'])
+    expect(run.stdout).toContain('Successfully started partition reassignments for moved-0,moved-1')
+    const verify = await kafka!.java(tool, ['--bootstrap-server', bootstrap, '--reassignment-json-file', plan, '--verify'])
+    expect(verify.stdout).toContain('Reassignment of partition moved-0 is completed.')
+    expect(verify.stdout).toContain('Reassignment of partition moved-1 is completed.')
   })
 })

@@ -60,6 +60,18 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
   } catch (e) {
     badTopic = `${(e as Error).name}: ${(e as Error).message}`
   }
+  // Partition reassignment (KIP-455) on a one-broker cluster: a move onto the broker a partition
+  // is on completes at once; a broker that does not exist is refused per partition.
+  const brokerId = cluster.brokers[0]!.nodeId
+  await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition: 0, replicas: [brokerId] }] }] })
+  const reassigning = await admin.listPartitionReassignments({ topics: [{ topic, partitions: [0, 1] }] })
+  let badReassignment = ''
+  try {
+    await admin.alterPartitionReassignments({ topics: [{ topic, partitionAssignment: [{ partition: 1, replicas: [brokerId + 100] }] }] })
+  } catch (e) {
+    const inner = (e as { errors?: { name: string; type: string; topic: string; partition: number }[] }).errors ?? []
+    badReassignment = `${(e as Error).name} ${inner.map((x) => `${x.name} ${x.type} ${x.topic === topic} ${x.partition}`).join(',')}`
+  }
   await admin.deleteTopics({ topics: [topic] })
   // Deletion reaches every broker's metadata a little later on KRaft clusters.
   let gone = false
@@ -94,6 +106,8 @@ export async function adminProgram(lib: KafkaModule, brokers: string[], prefix: 
     deletedGroups: deletedGroups.map((g) => ({ errorCode: (g as { errorCode?: number }).errorCode })),
     missingGroup,
     badTopic,
+    reassigning,
+    badReassignment,
     gone,
     events,
   }

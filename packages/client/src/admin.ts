@@ -8,6 +8,7 @@ import { alterConfigs, describeConfigs } from './admin/configs.js'
 import { type UserScramCredentialAlteration, type UserScramCredentialsDescription, alterUserScramCredentials, describeUserScramCredentials } from './admin/scram.js'
 import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
 import { describeLogDirs } from './admin/log-dirs.js'
+import { type PartitionReassignment, type PartitionReassignmentTarget, alterPartitionReassignments, listPartitionReassignments } from './admin/reassignments.js'
 import { alterOffsets, deleteGroups, describeGroups, fetchOffsets, listGroups } from './admin/groups.js'
 import { deleteRecords, listOffsets, topicPartitions } from './admin/offsets.js'
 import { type QuotaRetryOption, createPartitions, createTopics, deleteTopics, describeTopics, listTopics } from './admin/topics.js'
@@ -239,6 +240,18 @@ export class Admin {
   alterUserScramCredentials(alterations: UserScramCredentialAlteration[], options?: TimeoutOption): Promise<string[]> {
     this.ensureOpen()
     return alterUserScramCredentials(this.ctx, alterations, options)
+  }
+
+  /** AlterPartitionReassignments (KIP-455): moves each partition to `targetReplicas`, or cancels its move (null); needs ALTER on the cluster. */
+  alterPartitionReassignments(targets: PartitionReassignmentTarget[], options?: TimeoutOption): Promise<void> {
+    this.ensureOpen()
+    return alterPartitionReassignments(this.ctx, targets, options)
+  }
+
+  /** ListPartitionReassignments: the moves in progress, of `partitions` or of every partition; needs DESCRIBE on the cluster. */
+  listPartitionReassignments(partitions?: { topic: string; partition: number }[], options?: TimeoutOption): Promise<PartitionReassignment[]> {
+    this.ensureOpen()
+    return listPartitionReassignments(this.ctx, partitions, options)
   }
 
   private ensureOpen(): void {

@@ -15,7 +15,7 @@ import {
   type ApiDefinition,
   type ApiVersionsResponse,
 } from '@tidelog/protocol'
-import { channels, type ConnectionEvent, type RequestEvent } from './diagnostics.js'
+import { channels, type ConnectionEvent, type QueueSizeEvent, type RequestEvent } from './diagnostics.js'
 import {
   ClientClosedError,
   ConnectionTimeoutError,
@@ -132,7 +132,11 @@ export class Connection extends EventEmitter {
   private socketError: Error | undefined
   private openedAt = 0
   private corked = false
-  private readonly throttle = new ThrottleGate()
+  private readonly throttle = new ThrottleGate((queueSize) => {
+    if (channels.queueSize.hasSubscribers) {
+      channels.queueSize.publish({ broker: this.broker, nodeId: this.nodeId, clientId: this.clientId, tag: this.diagnosticsTag, queueSize } satisfies QueueSizeEvent)
+    }
+  })
 
   constructor(options: ConnectionOptions) {
     super()

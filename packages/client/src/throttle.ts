@@ -67,6 +67,9 @@ export class ThrottleGate {
   private readonly held: Held[] = []
   private timer: NodeJS.Timeout | undefined
 
+  /** `onQueueSize` hears each change of the number of held requests (diagnostics). */
+  constructor(private readonly onQueueSize?: (size: number) => void) {}
+
   /** Cheap enough for every request: one comparison. */
   get active(): boolean {
     return this.until !== 0
@@ -96,6 +99,7 @@ export class ThrottleGate {
   defer<T>(send: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.held.push({ run: () => void send().then(resolve, reject), fail: reject })
+      this.onQueueSize?.(this.held.length)
       // Callers now wait on the timer: it must keep the process alive.
       this.timer?.ref()
     })
@@ -106,7 +110,9 @@ export class ThrottleGate {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
     this.until = 0
-    for (const h of this.held.splice(0)) h.fail(error)
+    const held = this.held.splice(0)
+    for (const h of held) h.fail(error)
+    if (held.length > 0) this.onQueueSize?.(0)
   }
 
   // An idle throttled connection must not hold the process open; one with held requests must.
@@ -124,6 +130,11 @@ export class ThrottleGate {
       return
     }
     this.until = 0
-    for (const h of this.held.splice(0)) h.run()
+    // As kafkajs' RequestQueue: the size after each request leaves the queue.
+    const held = this.held.splice(0)
+    for (let i = 0; i < held.length; i++) {
+      held[i]!.run()
+      this.onQueueSize?.(held.length - i - 1)
+    }
   }
 }

@@ -16,6 +16,7 @@ import { Rebalance } from './rebalance.js'
 import { Runner } from './runner/runner.js'
 import type { RunOptions } from './runner/types.js'
 import { DecodingIterator, type DecodingHooks } from './runner/iterate.js'
+import { ReceiveTracingIterator } from './tracing.js'
 import { MessageDecoder, type DeserializationErrorPolicy } from './serdes.js'
 import { edgeOffsets, lagOf, offsetsForTimes, type LookupOptions, type OffsetForTime } from './offsets-api.js'
 import { resolveOptions, type ConsumerOptions, type ResolvedConsumerOptions } from './options.js'
@@ -205,7 +206,8 @@ export class Consumer<K = Buffer, V = Buffer> extends EventEmitter {
   /** Messages, like `for await (const m of consumer)`; aborting `signal` ends a waiting loop with its reason (Java's wakeup()). */
   messages(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<Message<K, V>> {
     const raw = new DeliveryIterator<Message>(this.delivery, (d) => d.nextMessage(), () => this.coordinator?.polled(), options.signal)
-    return this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Message<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
+    const it = this.decoder.raw ? (raw as unknown as AsyncIterableIterator<Message<K, V>>) : new DecodingIterator(raw, this.iterateHooks())
+    return new ReceiveTracingIterator(it, this.cluster.clientId, this.options.groupId)
   }
 
   /** Batches: the next records of one partition at a time, as fetched; `signal` as for messages(). */

@@ -6,7 +6,6 @@ import {
   KafkaJSDeleteGroupsError,
   KafkaJSDeleteTopicRecordsError,
   KafkaJSNonRetriableError,
-  KafkaJSNotImplemented,
   KafkaJSProtocolError,
   toKafkaJSError,
   type KafkaJSError,
@@ -16,6 +15,7 @@ import type { KafkaContext } from './kafka.js'
 import type { Logger } from './logger.js'
 import type { InstrumentationEvent, PartitionMetadata, RemoveInstrumentationEventListener, RetryOptions, SeekEntry } from './types.js'
 import { createAcls, deleteAcls, describeAcls, type Acl, type AclFilter, type DeleteAclResponse, type DescribeAclResponse } from './admin-acls.js'
+import { alterPartitionReassignments, listPartitionReassignments, type ListPartitionReassignmentsResponse, type PartitionReassignment } from './admin-reassignments.js'
 import { describeConfigsAnswer, describeGroupsAnswer, type DescribeConfigResponse, type GroupDescriptions, type ResourceConfigQuery } from './admin-answers.js'
 
 export interface AdminConfig {
@@ -88,7 +88,7 @@ function protocolInfo(e: ProtocolError) {
 
 /**
  * kafkajs' admin client on tidelog's Admin: the same methods, arguments and answers (offsets as
- * strings). Methods this package cannot serve yet throw KafkaJSNotImplemented; the README lists them.
+ * strings). Every kafkajs 2.2 admin method is served.
  */
 export class KafkaAdmin {
   readonly events = adminEvents
@@ -370,15 +370,13 @@ export class KafkaAdmin {
     return deleteAcls(await this.native(), filters)
   }
 
-  alterPartitionReassignments(_request: { topics: unknown[]; timeout?: number }): Promise<void> {
-    return notImplemented('alterPartitionReassignments')
+  /** AlterPartitionReassignments (KIP-455). */
+  async alterPartitionReassignments(request: { topics: PartitionReassignment[]; timeout?: number }): Promise<void> {
+    return alterPartitionReassignments(await this.native(), request)
   }
 
-  listPartitionReassignments(_request: { topics?: unknown[]; timeout?: number }): Promise<unknown> {
-    return notImplemented('listPartitionReassignments')
+  async listPartitionReassignments(request: { topics?: { topic: string; partitions: number[] }[] | null; timeout?: number } = {}): Promise<ListPartitionReassignmentsResponse> {
+    return listPartitionReassignments(await this.native(), request)
   }
 }
 
-function notImplemented(method: string): Promise<never> {
-  return Promise.reject(new KafkaJSNotImplemented(`admin.${method}() is not available in @tidelog/kafkajs yet (see its README)`))
-}

@@ -173,6 +173,8 @@ export class KafkaConsumer {
     const runner = new Runner(
       {
         native,
+        clientId: this.ctx.clientId,
+        groupId: this.config.groupId,
         logger: this.log,
         retry: this.retry,
         instrumentation: this.instrumentation,

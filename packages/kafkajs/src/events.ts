@@ -58,7 +58,7 @@ export class Instrumentation<Names extends Record<string, string>> {
   constructor(readonly events: Names & { REQUEST: string; REQUEST_TIMEOUT: string; REQUEST_QUEUE_SIZE: string }, private readonly component: 'producer' | 'consumer' | 'admin', private readonly logger: Logger) {
     this.valid = new Set(Object.values(events))
     this.tap = new WireTap([networkListener(events, (name, payload) => this.emit(name, payload))])
-    this.wireNames = new Set([events.REQUEST, events.REQUEST_TIMEOUT])
+    this.wireNames = new Set([events.REQUEST, events.REQUEST_TIMEOUT, events.REQUEST_QUEUE_SIZE])
   }
 
   /** The ClientOptions.diagnosticsTag of this component's native clients. */

@@ -1,4 +1,5 @@
 import { HandlerFailedError, type Batch as NativeBatch, type Consumer as NativeConsumer, type EachBatchPayload as NativeEachBatch } from '@tidelog/consumer'
+import { isTraced, traceCall, tracing } from '@tidelog/client'
 import { Batch } from './batch.js'
 import { toKafkaJSError } from './errors.js'
 import { consumerEvents, type Instrumentation } from './events.js'
@@ -37,6 +38,9 @@ export interface ConsumerRunConfig {
 /** What the runner needs from its consumer. */
 export interface RunnerHost {
   readonly native: NativeConsumer
+  /** For the per-message `tidelog:consumer:process` tracing events. */
+  readonly clientId: string
+  readonly groupId: string
   readonly logger: Logger
   readonly retry: RetryOptions
   readonly instrumentation: Instrumentation<typeof consumerEvents>
@@ -180,7 +184,13 @@ export class Runner {
       const pause = () => p.pause()
       for (let i = 0; i < batch.messages.length; i++) {
         if (!this.running || p.isStale()) break
-        await each({ topic, partition, message: batch.messages[i]!, heartbeat, pause })
+        const message = batch.messages[i]!
+        // kafkajs' eachMessage is one process span per message (as its OpenTelemetry
+        // instrumentation makes), inside the native batch's; one check when nobody traces.
+        if (isTraced(tracing.process)) {
+          const ctx = { clientId: this.host.clientId, groupId: this.host.groupId, topic, partition, messages: [nb.messages[i]!], batch: false }
+          await traceCall(tracing.process, ctx, () => each({ topic, partition, message, heartbeat, pause }))
+        } else await each({ topic, partition, message, heartbeat, pause })
         // The native offset: no parsing of the string form per message.
         p.resolveOffset(nb.messages[i]!.offset)
         this.resolvedSinceCommit++

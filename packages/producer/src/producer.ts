@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { performance } from 'node:perf_hooks'
-import { ClientClosedError, Cluster, isRetriable, sleep } from '@tidelog/client'
+import { ClientClosedError, Cluster, isRetriable, isTraced, sleep, tracing } from '@tidelog/client'
 import {
   CompressionError,
   CompressionType,
@@ -25,6 +25,7 @@ import type { Bytes } from './record.js'
 import { describe, explicitTimestamp, recordSize, shapeError, type ProducerRecord, type RecordMetadata } from './record.js'
 import { Sender } from './sender.js'
 import { within } from './within.js'
+import { tracedSend } from './tracing.js'
 import { TransactionManager, type ConsumerGroupMetadata, type TransactionOffset } from './transaction-manager.js'
 import type { TxnState } from './transaction-state.js'
 
@@ -142,6 +143,12 @@ export class Producer<K = Bytes, V = Bytes> {
   send(record: TypedRecord<K, V>): Promise<RecordMetadata>
   send(records: readonly TypedRecord<K, V>[]): Promise<RecordMetadata[]>
   send(input: TypedRecord<K, V> | readonly TypedRecord<K, V>[]): Promise<RecordMetadata | RecordMetadata[]> {
+    // One boolean check when nobody traces (node:diagnostics_channel, `tidelog:producer:send`).
+    if (isTraced(tracing.send)) return tracedSend(this.cluster.clientId, input, (i) => this.sendTyped(i))
+    return this.sendTyped(input)
+  }
+
+  private sendTyped(input: TypedRecord<K, V> | readonly TypedRecord<K, V>[]): Promise<RecordMetadata | RecordMetadata[]> {
     if (this.serializer.none || this.closing !== undefined) return this.sendBytes(input as ProducerRecord | readonly ProducerRecord[])
     // Serializers run here, inside send(), before anything is queued.
     const single = !Array.isArray(input)

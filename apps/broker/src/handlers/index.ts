@@ -34,6 +34,8 @@ import { apiVersionsHandler } from './18-api-versions.js'
 import { alterConfigsHandler } from './33-alter-configs.js'
 import { describeLogDirsHandler } from './35-describe-log-dirs.js'
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js'
+import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js'
+import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js'
 import { saslHandshakeHandler } from './17-sasl-handshake.js'
 import { saslAuthenticateHandler } from './36-sasl-authenticate.js'
 import { describeUserScramCredentialsHandler } from './50-describe-user-scram-credentials.js'
@@ -102,6 +104,8 @@ export function createRegistry(options: { authorizer?: StandardAuthorizer; quota
     alterConfigsHandler,
     describeLogDirsHandler,
     incrementalAlterConfigsHandler,
+    alterPartitionReassignmentsHandler,
+    listPartitionReassignmentsHandler,
     saslHandshakeHandler,
     saslAuthenticateHandler,
     describeUserScramCredentialsHandler,

@@ -283,7 +283,7 @@ export const RULES: Record<number, ((g: Gate, req: any) => Verdict) | null> = {
     return { request: v.request, finish: (res) => hide(v.finish?.(res) ?? res) }
   },
   [ApiKeys.ListTransactions]: (g, req) => ({ request: req, finish: Gate.filter('transactionStates', (s) => g.can(Op.DESCRIBE, R.TRANSACTIONAL_ID, s.transactionalId)) }),
-  // Not served yet; their rules are here so a handler added later is checked from its first day.
+  // KIP-455: Kafka's ControllerApis checks CLUSTER ALTER / DESCRIBE before anything else.
   [ApiKeys.AlterPartitionReassignments]: clusterOnly(Op.ALTER),
   [ApiKeys.ListPartitionReassignments]: clusterOnly(Op.DESCRIBE),
   [ApiKeys.DescribeClientQuotas]: clusterOnly(Op.DESCRIBE_CONFIGS),

@@ -5,6 +5,7 @@ import { RecordDeserializationError } from '../errors.js'
 import type { PartitionState } from '../positions.js'
 import type { Batch, Message, TopicPartitionOffset } from '../types.js'
 import type { Runner } from './runner.js'
+import { traceProcess } from '../tracing.js'
 
 /**
  * Beyond this many chunks waiting behind the one in hand (or twice maxPartitionFetchBytes), the
@@ -173,7 +174,7 @@ export class PartitionWorker<K, V> {
           heartbeat: () => this.heartbeat(),
           pause: () => this.pause(),
         }
-        const outcome = await r.invoke(this, () => each(payload), rec.offset)
+        const outcome = await r.invoke(this, () => this.traced([message], false, () => each(payload)), rec.offset)
         if (outcome === 'abandoned') return
       }
       this.ack(epoch, rec.offset + 1n)
@@ -235,7 +236,7 @@ export class PartitionWorker<K, V> {
         () => {
           // A retry hands over only what the failed attempt left unresolved.
           if (s.epoch === epoch && s.acked > start) batch = batchOf(messages.filter((m) => m.offset >= s.acked))
-          return r.eachBatch!(payload)
+          return this.traced(batch.messages, true, () => r.eachBatch!(payload))
         },
         start,
         () => (s.acked > start ? s.acked : start),
@@ -254,6 +255,11 @@ export class PartitionWorker<K, V> {
       this.ack(epoch, end)
     }
     if (failure !== undefined) throw failure
+  }
+
+  private traced<R>(messages: readonly Message<K, V>[], batch: boolean, fn: () => R): R | Promise<Awaited<R>> {
+    const host = this.runner.host
+    return traceProcess(host.fetcher.cluster.clientId, host.options.groupId, this.state.topic, this.state.partition, messages, batch, fn)
   }
 
   private heartbeat(): Promise<void> {

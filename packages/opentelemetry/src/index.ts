@@ -1,0 +1,3 @@
+export { TidelogInstrumentation, VERSION } from './instrumentation.js'
+export type { TidelogInstrumentationConfig } from './instrumentation.js'
+export { ATTR as SEMCONV_ATTRIBUTES } from './attributes.js'
