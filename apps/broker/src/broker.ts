@@ -195,7 +195,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     })
     await security.start()
     closeSecurity = () => security.close()
-    const tls = listenerSpecs.some((l) => usesTls(l.protocol))
+    const tls: TlsContextProvider | undefined = listenerSpecs.some((l) => usesTls(l.protocol))
       ? new TlsContextProvider({
           keystoreLocation: config.sslKeystoreLocation,
           keystoreCertificateChain: config.sslKeystoreCertificateChain,
@@ -209,8 +209,12 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           keystorePassword: config.sslKeystorePassword,
           truststoreType: config.sslTruststoreType,
           truststorePassword: config.sslTruststorePassword,
-        })
+        }, { logger, pollMs: config.sslReloadIntervalMs, allowDnChanges: config.sslAllowDnChanges, allowSanChanges: config.sslAllowSanChanges })
       : undefined
+    closeSecurity = () => {
+      security.close()
+      tls?.close()
+    }
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
