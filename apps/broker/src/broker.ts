@@ -220,6 +220,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
     quotas = new QuotaManager(quotaStore, quotaWindow)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
+    if (web !== undefined && tls !== undefined) web.metrics.tlsStatus = () => tls.status()
     server = new KafkaServer({
       broker: context,
       registry: createRegistry({ quotas: quotaStore, ...(authorizer === undefined ? {} : { authorizer }) }),

@@ -40,7 +40,11 @@ describe('certificate reload on an SSL listener', () => {
     const ca = readFileSync(a.caCert, 'utf8')
     const serialA = serialOf(a.serverCert)
     const log = captureLogger()
-    const b = await startBroker({ dataDir: tempDir(), listeners: 'SSL://127.0.0.1:0', sslKeystoreLocation: a.serverKeystore, logger: log.logger })
+    const b = await startBroker({ dataDir: tempDir(), listeners: 'SSL://127.0.0.1:0', sslKeystoreLocation: a.serverKeystore, logger: log.logger, consolePort: 0 })
+    const metric = async (name: string) => {
+      const text = await (await fetch(`${b.console!.url}metrics`)).text()
+      return text.split('\n').filter((l) => l.startsWith(name)).join('\n')
+    }
     const port = b.listeners[0]!.port
     const open: RawClient[] = []
     try {
@@ -87,6 +91,12 @@ describe('certificate reload on an SSL listener', () => {
         return c.serial === serialC ? true : undefined
       })
       for (const c of open) expect((await metadata(c)).brokers[0].port).toBe(port)
+      // Two renewals in use, two refused; the expiry is the certificate served now.
+      expect(await metric('tidelog_tls_certificate_reloads_total')).toBe(
+        'tidelog_tls_certificate_reloads_total{result="success"} 2\ntidelog_tls_certificate_reloads_total{result="failure"} 2',
+      )
+      const notAfter = Math.floor(Date.parse(new X509Certificate(readFileSync(third.serverCert)).validTo) / 1000)
+      expect(await metric('tidelog_tls_certificate_expiry_timestamp_seconds')).toBe(`tidelog_tls_certificate_expiry_timestamp_seconds{serial="${serialC}"} ${notAfter}`)
     } finally {
       for (const c of open) c.close()
       await b.close()
