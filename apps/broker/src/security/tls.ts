@@ -125,7 +125,7 @@ export class TlsContextProvider {
       reloads: this.reloads,
       failedReloads: this.failedReloads,
       lastFailure: this.lastFailure,
-      certificate: leaf === undefined ? undefined : { subject: leaf.subject.replace(/\n/g, ', '), serialNumber: leaf.serialNumber, validTo: leaf.validTo },
+      certificate: leaf === undefined ? undefined : { subject: subjectText(leaf), serialNumber: leaf.serialNumber, validTo: leaf.validTo },
     }
   }
 
@@ -173,7 +173,7 @@ export class TlsContextProvider {
 
   private serialText(): string {
     const leaf = this.loaded.leaf
-    return leaf === undefined ? '' : ` (${leaf.subject.replace(/\n/g, ', ')}, serial ${leaf.serialNumber}, valid to ${leaf.validTo})`
+    return leaf === undefined ? '' : ` (${subjectText(leaf)}, serial ${leaf.serialNumber}, valid to ${leaf.validTo})`
   }
 
   close(): void {
@@ -190,7 +190,7 @@ export class TlsContextProvider {
     const now = next.leaf
     if (old === undefined || now === undefined) return
     if (!this.reloadOptions?.allowDnChanges && old.subject !== now.subject) {
-      throw new Error(`Keystore DistinguishedName does not match: existing=${old.subject.replace(/\n/g, ', ')}, new=${now.subject.replace(/\n/g, ', ')} (set ssl-allow-dn-changes to allow it)`)
+      throw new Error(`Keystore DistinguishedName does not match: existing=${subjectText(old)}, new=${subjectText(now)} (set ssl-allow-dn-changes to allow it)`)
     }
     const names = (c: X509Certificate) => new Set((c.subjectAltName ?? '').split(', ').filter((n) => n !== ''))
     const added = names(now)
@@ -258,6 +258,9 @@ export class TlsContextProvider {
     }
   }
 }
+
+/** A certificate subject on one line, as log lines and /metrics show it. */
+const subjectText = (c: X509Certificate): string => c.subject.replace(/\n/g, ', ')
 
 function fingerprintOf(contents: Map<string, Buffer>): string {
   const h = createHash('sha256')
