@@ -26,6 +26,7 @@ import { type TestCertificates, makeCertificates } from '../../apps/broker/test/
 import { upsertScramUser } from '../../apps/broker/test/security/helpers.js'
 import { claims, jwks, signedJwt, signingKey } from '../../apps/broker/test/oauthbearer-helpers.js'
 import { type DevCertificateFiles, generateDevCertificates } from '../../apps/broker/src/security/certs/generate.js'
+import { TLS_PROBE, runShell, shellBlock } from './security-devcerts.js'
 import { KAFKA_VERSIONS, fetchKafka, freePort, javaClientVersion, javaTool, peerUnavailable } from '../helpers/kafka.js'
 import { type PeerUse, kafkajsVersion, kcatVersion, pythonVersion, recordPeer, recordsPeers } from '../helpers/peers.js'
 
@@ -504,45 +505,25 @@ describe('development certificates from tidelog-broker certs, with the host name
   it("the broker README's five-line secure setup runs as written: certs, SASL_SSL broker, SCRAM user from kafka-configs.sh, a Java producer", async (ctx) => {
     const java = await javaOrSkip(ctx)
     if (java === undefined) return
-    const readme = readFileSync(new URL('../../apps/broker/README.md', import.meta.url), 'utf8')
-    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Security')))?.[1]
-    const lines = (block ?? '').trim().split('\n')
+    const lines = shellBlock(new URL('../../apps/broker/README.md', import.meta.url), '## Security')
     expect(lines, 'the first sh block of the broker README security section').toHaveLength(5)
     const [plainPort, securePort] = [await freePort(), await freePort()]
     const dir = mkdtempSync(join(tmpdir(), 'tidelog-readme-secure-'))
     // The README's commands as shell functions: npx runs the broker's source, Kafka's scripts their main classes.
-    const script = [
+    const shell = runShell([
       'set -e',
       `npx() { [ "$1" = tidelog-broker ] || exit 97; shift; node --import ${JSON.stringify(pathToFileURL(TSX).href)} ${JSON.stringify(MAIN)} "$@"; }`,
       `kafka_tool() { m=$1; shift; java -Xms64m -Xmx256m -XX:TieredStopAtLevel=1 -cp ${JSON.stringify(`${java.libs}/*`)} "$m" "$@"; }`,
       'kafka-configs.sh() { kafka_tool org.apache.kafka.tools.ConfigCommand "$@"; }',
       'kafka-console-producer.sh() { kafka_tool org.apache.kafka.tools.ConsoleProducer "$@"; }',
       ...lines.map((l) => l.replaceAll(':9092', `:${plainPort}`).replaceAll(':9093', `:${securePort}`)),
-      // Harness: hold on until the test has read what the producer wrote, then the test ends the process group.
+      // Harness: hold on until the test has read what the producer wrote; stop() then ends the process group.
       'echo SETUP-DONE',
       'read _',
-    ].join('\n')
-    // Its own process group, so the background broker goes with the shell.
-    const child = spawn('bash', ['-c', script], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
-    // 'exit', not 'close': the broker in the background keeps the pipes open after a failed line.
-    const exited = new Promise<string>((resolve) => child.on('exit', (code) => resolve(`exited ${code}`)))
-    const streamsClosed = new Promise<void>((resolve) => child.on('close', () => resolve()))
+    ].join('\n'), dir)
     try {
-      let timer: NodeJS.Timeout | undefined
-      const done = await Promise.race([
-        exited,
-        new Promise<string>((resolve) => {
-          const started = Date.now()
-          timer = setInterval(() => {
-            if (out.includes('SETUP-DONE')) resolve('done')
-            else if (Date.now() - started > 150_000) resolve('timed out')
-          }, 100)
-        }),
-      ]).finally(() => clearInterval(timer))
+      const done = await shell.waitFor('SETUP-DONE', 150_000)
+      const [out, err] = [shell.out(), shell.err()]
       expect(done, `stdout:\n${out}\nstderr:\n${err}`).toBe('done')
       expect(out).toContain('new CA certs/ca.pem; server certificate for DNS:localhost, IP:127.0.0.1, IP:::1')
       expect(out).toContain('Completed updating config for user alice.')
@@ -562,13 +543,7 @@ describe('development certificates from tidelog-broker certs, with the host name
       expect(value).toBe('hello')
       recordPeer('Java client', java.version)
     } finally {
-      try {
-        process.kill(-child.pid!, 'SIGTERM')
-      } catch {
-        // already gone
-      }
-      const gone = await Promise.race([streamsClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 30_000))])
-      if (!gone) process.kill(-child.pid!, 'SIGKILL')
+      await shell.stop()
       rmSync(dir, { recursive: true, force: true })
     }
   })
@@ -653,37 +628,3 @@ describe('development certificates from tidelog-broker certs, with the host name
     })
   })
 })
-
-/** One JVM for every case: an Admin client per case (bootstrap and properties), describeCluster then createTopics. */
-const TLS_PROBE = `
-import java.nio.file.*;
-import java.util.*;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.*;
-import org.apache.kafka.common.Node;
-
-public class TlsProbe {
-  public static void main(String[] args) throws Exception {
-    for (String arg : args) {
-      String[] p = arg.split("\\\\|", 3);
-      Properties props = new Properties();
-      try (var in = Files.newInputStream(Path.of(p[2]))) { props.load(in); }
-      props.put("bootstrap.servers", p[1]);
-      props.put("default.api.timeout.ms", "30000");
-      props.put("request.timeout.ms", "20000");
-      try (Admin admin = Admin.create(props)) {
-        var nodes = admin.describeCluster().nodes().get(40, TimeUnit.SECONDS);
-        admin.createTopics(List.of(new NewTopic("probe-" + p[0], 1, (short) 1))).all().get(40, TimeUnit.SECONDS);
-        Node n = nodes.iterator().next();
-        System.out.println("probe " + p[0] + " OK nodes " + n.host() + ":" + n.port() + " topic created");
-      } catch (Exception e) {
-        StringBuilder why = new StringBuilder();
-        Throwable c = e.getCause() != null ? e.getCause() : e;
-        why.append(c.getClass().getSimpleName());
-        for (Throwable t = c; t != null; t = t.getCause()) why.append(" <- ").append(t.getMessage());
-        System.out.println("probe " + p[0] + " FAIL " + why.toString().replace('\\n', ' '));
-      }
-    }
-  }
-}
-`
