@@ -198,7 +198,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     })
     await security.start()
     closeSecurity = () => security.close()
-    const tls = listenerSpecs.some((l) => usesTls(l.protocol))
+    const tls: TlsContextProvider | undefined = listenerSpecs.some((l) => usesTls(l.protocol))
       ? new TlsContextProvider({
           keystoreLocation: config.sslKeystoreLocation,
           keystoreCertificateChain: config.sslKeystoreCertificateChain,
@@ -212,14 +212,19 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           keystorePassword: config.sslKeystorePassword,
           truststoreType: config.sslTruststoreType,
           truststorePassword: config.sslTruststorePassword,
-        })
+        }, { logger, pollMs: config.sslReloadIntervalMs, allowDnChanges: config.sslAllowDnChanges, allowSanChanges: config.sslAllowSanChanges })
       : undefined
+    closeSecurity = () => {
+      security.close()
+      tls?.close()
+    }
     const authorizer = config.authorizerClassName === undefined ? undefined : new StandardAuthorizer(new AclStore(dataDir, logs), config)
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
     const controllerWindow = { samples: config.controllerQuotaWindowNum, windowMs: config.controllerQuotaWindowSizeSeconds * 1000 }
     quotas = new QuotaManager(quotaStore, quotaWindow, undefined, controllerWindow)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
+    if (web !== undefined && tls !== undefined) web.metrics.tlsStatus = () => tls.status()
     server = new KafkaServer({
       broker: context,
       registry: createRegistry({ quotas: quotaStore, ...(authorizer === undefined ? {} : { authorizer }) }),

@@ -110,6 +110,12 @@ export interface BrokerConfig {
   sslTruststoreLocation: string | undefined
   sslTruststoreCertificates: string | undefined
   sslClientAuth: 'none' | 'requested' | 'required'
+  /** Kafka's ssl.allow.dn.changes: a reloaded keystore may change the certificate's subject. */
+  sslAllowDnChanges: boolean
+  /** Kafka's ssl.allow.san.changes: a reloaded keystore may drop subject alternative names. */
+  sslAllowSanChanges: boolean
+  /** How often the keystore and truststore files are compared, besides file-change events (which some mounts lack); 0: events only. */
+  sslReloadIntervalMs: number
   /** Kafka's sasl.enabled.mechanisms, comma separated. */
   saslEnabledMechanisms: string
   /** A JAAS-style file: its user_NAME="password" options are the PLAIN users (as Kafka's PlainLoginModule). */
@@ -218,6 +224,9 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   sslTruststoreLocation: undefined,
   sslTruststoreCertificates: undefined,
   sslClientAuth: 'none',
+  sslAllowDnChanges: false,
+  sslAllowSanChanges: false,
+  sslReloadIntervalMs: 30_000,
   // Kafka's default is GSSAPI, which is not served; these are what is.
   saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
   saslPlainUsersFile: undefined,
@@ -326,6 +335,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'sslTruststoreLocation', flag: 'ssl-truststore-location', env: 'TIDELOG_SSL_TRUSTSTORE_LOCATION', kind: { type: 'string', nonEmpty: true }, help: 'PEM file of the CAs client certificates must chain to' },
   { key: 'sslTruststoreCertificates', flag: 'ssl-truststore-certificates', env: 'TIDELOG_SSL_TRUSTSTORE_CERTIFICATES', kind: { type: 'string', nonEmpty: true }, help: 'those CAs as PEM text' },
   { key: 'sslClientAuth', flag: 'ssl-client-auth', env: 'TIDELOG_SSL_CLIENT_AUTH', kind: { type: 'enum', values: ['none', 'requested', 'required'] }, help: 'none | requested | required: ask TLS clients for a certificate (its subject is the principal)' },
+  { key: 'sslAllowDnChanges', flag: 'ssl-allow-dn-changes', env: 'TIDELOG_SSL_ALLOW_DN_CHANGES', kind: { type: 'bool' }, help: "a reloaded keystore may change the certificate's subject (Kafka's ssl.allow.dn.changes)" },
+  { key: 'sslAllowSanChanges', flag: 'ssl-allow-san-changes', env: 'TIDELOG_SSL_ALLOW_SAN_CHANGES', kind: { type: 'bool' }, help: 'a reloaded keystore may drop subject alternative names (ssl.allow.san.changes)' },
+  { key: 'sslReloadIntervalMs', flag: 'ssl-reload-interval-ms', env: 'TIDELOG_SSL_RELOAD_INTERVAL_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'also compare the keystore and truststore files this often, for mounts without change events; 0 events only' },
   { key: 'saslEnabledMechanisms', flag: 'sasl-enabled-mechanisms', env: 'TIDELOG_SASL_ENABLED_MECHANISMS', kind: { type: 'string', nonEmpty: true }, help: 'SASL mechanisms offered: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER' },
   { key: 'saslPlainUsersFile', flag: 'sasl-plain-users-file', env: 'TIDELOG_SASL_PLAIN_USERS_FILE', kind: { type: 'string', nonEmpty: true }, help: 'JAAS-style file whose user_NAME="password" entries are the PLAIN users' },
   { key: 'oauthbearerSaslJaasConfig', flag: 'oauthbearer-sasl-jaas-config', env: 'TIDELOG_OAUTHBEARER_SASL_JAAS_CONFIG', kind: { type: 'string', nonEmpty: true }, help: 'OAuthBearerLoginModule required unsecuredValidatorRequiredScope="..." ...; options of the unsecured OAUTHBEARER validator' },

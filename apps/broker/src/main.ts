@@ -4,6 +4,12 @@ import { createLogger } from './logger.js'
 // Exit codes: 2 for a usage error (as getopt-style tools do), 1 when the broker
 // cannot start (data dir locked, port taken), 0 after a clean shutdown.
 async function main(): Promise<void> {
+  if (process.argv[2] === 'certs') {
+    // A subcommand rather than a flag: it writes files and exits, and never starts a broker.
+    const { runCertsCommand } = await import('./security/certs/command.js')
+    process.exitCode = runCertsCommand(process.argv.slice(3))
+    return
+  }
   let parsed: ParseResult
   try {
     parsed = parseConfig()
@@ -16,6 +22,7 @@ async function main(): Promise<void> {
   }
   if (parsed.help) {
     process.stdout.write(helpText())
+    process.stdout.write('\nCommands:\n  tidelog-broker certs --dir DIR [--san NAME]...   write development TLS certificates (certs --help)\n')
     return
   }
   const config = parsed.config

@@ -76,6 +76,7 @@ describe('parseConfig', () => {
       listeners: undefined, advertisedListeners: undefined, listenerSecurityProtocolMap: undefined,
       sslKeystoreType: 'PEM', sslKeystoreLocation: undefined, sslKeystoreCertificateChain: undefined, sslKeystoreKey: undefined,
       sslKeyPassword: undefined, sslTruststoreType: 'PEM', sslTruststoreLocation: undefined, sslTruststoreCertificates: undefined,
+      sslAllowDnChanges: false, sslAllowSanChanges: false, sslReloadIntervalMs: 30000,
       sslClientAuth: 'none', saslEnabledMechanisms: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', saslPlainUsersFile: undefined,
       connectionsMaxReauthMs: 0, connectionFailedAuthenticationDelayMs: 100, sslPrincipalMappingRules: 'DEFAULT',
       authorizerClassName: undefined, superUsers: '', allowEveryoneIfNoAclFound: false,

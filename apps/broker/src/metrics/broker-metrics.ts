@@ -1,4 +1,5 @@
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+import type { TlsStatus } from '../security/tls.js'
 import { ApiKeys, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '@tidelog/protocol'
 import type { BrokerContext } from '../context.js'
 import type { SensorAccount } from '../quotas/manager.js'
@@ -147,6 +148,8 @@ export class BrokerMetrics {
   consoleLoginFailures = 0
   /** The client quota sensors, read at scrape time (set by startBroker). */
   quotaAccounts: () => readonly SensorAccount[] = () => []
+  /** Certificate reloads and the certificate in use, when a listener uses TLS (set by startBroker). */
+  tlsStatus: () => TlsStatus | undefined = () => undefined
   readonly startedAt = Date.now()
   private server: SocketSource | undefined
   private readonly history: ThroughputSample[] = []

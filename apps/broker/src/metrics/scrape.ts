@@ -1,4 +1,5 @@
 import type { BrokerMetrics, TopicCounters } from './broker-metrics.js'
+import { renderTlsMetrics } from '../security/certs/metrics.js'
 import { ExpositionWriter } from './exposition.js'
 import { groupLag } from './lag.js'
 import { renderNetworkMetrics } from './network.js'
@@ -83,5 +84,5 @@ export function renderMetrics(m: BrokerMetrics): string {
   loop.family('nodejs_heap_size_used_bytes', 'gauge', 'V8 heap in use, bytes.').sample('nodejs_heap_size_used_bytes', mem.heapUsed)
   writeCleanerMetrics(loop, broker.logs.cleaner)
   loop.family('process_start_time_seconds', 'gauge', 'When the broker started, Unix seconds.').sample('process_start_time_seconds', Math.floor(m.startedAt / 1000))
-  return w.text() + renderNetworkMetrics(m) + renderQuotaMetrics(m.quotaAccounts()) + size.text() + start.text() + end.text() + segments.text() + lag.text() + current.text() + members.text() + loop.text()
+  return w.text() + renderNetworkMetrics(m) + renderQuotaMetrics(m.quotaAccounts()) + renderTlsMetrics(m.tlsStatus()) + size.text() + start.text() + end.text() + segments.text() + lag.text() + current.text() + members.text() + loop.text()
 }

@@ -109,7 +109,7 @@ const explicit0 = (d: Der | undefined, what: string) => readDer(expectTag(d, 0xa
 
 // --- PKCS #12 (RFC 7292) ----------------------------------------------------------------
 
-const OID = {
+export const PKCS12_OID = {
   data: '1.2.840.113549.1.7.1',
   encryptedData: '1.2.840.113549.1.7.6',
   certBag: '1.2.840.113549.1.12.10.1.3',
@@ -137,7 +137,7 @@ const CIPHERS: Record<string, string> = {
 }
 
 /** RFC 7292 appendix B.2, for the MAC key (ID 3); one hash block suffices since the key is one digest long. */
-function pkcs12MacKey(hash: string, password: string, salt: Buffer, iterations: number): Buffer {
+export function pkcs12MacKey(hash: string, password: string, salt: Buffer, iterations: number): Buffer {
   const v = hash === 'sha384' || hash === 'sha512' ? 128 : 64
   const bmp = Buffer.alloc((password.length + 1) * 2)
   for (let i = 0; i < password.length; i++) bmp.writeUInt16BE(password.charCodeAt(i), i * 2)
@@ -166,12 +166,12 @@ function verifyMac(pfx: Der[], authSafeContent: Buffer, password: string): void 
 function decryptPbes2(algorithm: Der, encrypted: Buffer, password: string): Buffer {
   const [algOid, params] = seq(algorithm, 'the encryption algorithm')
   const name = oid(algOid!)
-  if (name !== OID.pbes2) {
+  if (name !== PKCS12_OID.pbes2) {
     throw new KeystoreError(`entries encrypted with ${name} cannot be read (only PBES2, the default of keytool since Java 12 and of OpenSSL 3); re-create the store with a current keytool`)
   }
   const [kdf, scheme] = seq(params, 'PBES2 parameters')
   const [kdfOid, kdfParams] = seq(kdf, 'the key derivation function')
-  if (oid(kdfOid!) !== OID.pbkdf2) throw new KeystoreError('PBES2 without PBKDF2 is not supported')
+  if (oid(kdfOid!) !== PKCS12_OID.pbkdf2) throw new KeystoreError('PBES2 without PBKDF2 is not supported')
   const p = seq(kdfParams, 'PBKDF2 parameters')
   const salt = expectTag(p[0], 0x04, 'the PBKDF2 salt').value
   const rounds = iterations(p[1]!)
@@ -193,9 +193,9 @@ function decryptPbes2(algorithm: Der, encrypted: Buffer, password: string): Buff
 function certificatesIn(safeContents: Buffer, into: string[]): void {
   for (const bag of seq(readDer(safeContents), 'SafeContents')) {
     const [bagId, bagValue] = seq(bag, 'a SafeBag')
-    if (oid(bagId!) !== OID.certBag) continue
+    if (oid(bagId!) !== PKCS12_OID.certBag) continue
     const [certId, certValue] = seq(explicit0(bagValue, 'a CertBag'), 'a CertBag')
-    if (oid(certId!) !== OID.x509Certificate) continue
+    if (oid(certId!) !== PKCS12_OID.x509Certificate) continue
     const der = expectTag(explicit0(certValue, 'a certificate'), 0x04, 'a certificate').value
     try {
       into.push(new X509Certificate(der).toString())
@@ -213,16 +213,16 @@ export function pkcs12Certificates(bytes: Buffer, password: string): string[] {
   const pfx = seq(readDer(bytes), 'the PFX')
   if (int(pfx[0]!) !== 3) throw new KeystoreError('not a PKCS #12 version 3 file')
   const [contentType, content] = seq(pfx[1], 'the AuthenticatedSafe')
-  if (oid(contentType!) !== OID.data) throw new KeystoreError('public-key integrity mode is not supported')
+  if (oid(contentType!) !== PKCS12_OID.data) throw new KeystoreError('public-key integrity mode is not supported')
   const authSafe = expectTag(explicit0(content, 'the AuthenticatedSafe'), 0x04, 'the AuthenticatedSafe').value
   verifyMac(pfx, authSafe, password)
   const certs: string[] = []
   for (const info of seq(readDer(authSafe), 'the AuthenticatedSafe')) {
     const [type, value] = seq(info, 'a ContentInfo')
     const kind = oid(type!)
-    if (kind === OID.data) {
+    if (kind === PKCS12_OID.data) {
       certificatesIn(expectTag(explicit0(value, 'data'), 0x04, 'data').value, certs)
-    } else if (kind === OID.encryptedData) {
+    } else if (kind === PKCS12_OID.encryptedData) {
       const [, encryptedContentInfo] = seq(explicit0(value, 'EncryptedData'), 'EncryptedData')
       const [, algorithm, encrypted] = seq(encryptedContentInfo, 'EncryptedContentInfo')
       // [0] IMPLICIT OCTET STRING: primitive (0x80) from keytool and OpenSSL.

@@ -8,6 +8,7 @@ import { ApiKeys } from '@tidelog/protocol'
 import { type Broker, type BrokerOptions, startBroker } from '../../src/index.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { tempDir } from '../helpers/tmp.js'
+import { until } from '../helpers/until.js'
 import { type TestCertificates, makeCertificates } from './certs.js'
 import { captureLogger, connectTls, login, upsertScramUser } from './helpers.js'
 
@@ -164,9 +165,10 @@ describe('TLS robustness', () => {
       execFileSync('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'new.key', '-out', 'new.csr', '-subj', '/CN=localhost'], { cwd: dir, stdio: 'pipe' })
       execFileSync('openssl', ['x509', '-req', '-in', 'new.csr', '-CA', certs.caFile, '-CAkey', join(certs.dir, 'ca.key'), '-CAcreateserial', '-out', 'new.pem', '-days', '2', '-extfile', join(certs.dir, 'san.ext')], { cwd: dir, stdio: 'pipe' })
       writeFileSync(keystore, readFileSync(join(dir, 'new.key'), 'utf8') + readFileSync(join(dir, 'new.pem'), 'utf8'))
-      const after = await fingerprint()
-      expect(after).not.toBe(before)
-      expect(after).toBe(new (await import('node:crypto')).X509Certificate(readFileSync(join(dir, 'new.pem'))).fingerprint256)
+      // The file watch reloads it shortly after the write (debounced): wait for it.
+      const renewed = new (await import('node:crypto')).X509Certificate(readFileSync(join(dir, 'new.pem'))).fingerprint256
+      expect(renewed).not.toBe(before)
+      await until('the renewed certificate', async () => ((await fingerprint()) === renewed ? true : undefined))
     } finally {
       await b.close()
     }
