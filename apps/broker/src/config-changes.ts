@@ -2,10 +2,11 @@ import { ErrorCodes } from '@tidelog/protocol'
 import type { BrokerContext } from './context.js'
 import { type ConfigChangeError, checkBrokerConfigs, isListBrokerConfig } from './dynamic-config.js'
 import { KafkaStorageError } from './log/index.js'
+import { checkGroupConfigs } from './groups/group-config.js'
 import { checkTopicConfigs, normalizeTopicConfigs, topicConfigKind } from './topic-config.js'
 
 /** Kafka's ConfigResource.Type codes. */
-export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const
+export const ResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const
 
 /** Kafka's AlterConfigOp.OpType (KIP-339). */
 export const ConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const
@@ -17,7 +18,7 @@ export interface ResourceResult {
 }
 
 /** Computes a resource's complete new set of overrides from its current one, or says why not. */
-export type ComputeConfigs = (current: Readonly<Record<string, string>>, resource: 'topic' | 'broker') => { configs: Record<string, string> } | { error: ConfigChangeError }
+export type ComputeConfigs = (current: Readonly<Record<string, string>>, resource: 'topic' | 'broker' | 'group') => { configs: Record<string, string> } | { error: ConfigChangeError }
 
 const fail = (e: ConfigChangeError): ResourceResult => ({ errorCode: ErrorCodes[e.code], errorMessage: e.message })
 const OK: ResourceResult = { errorCode: ErrorCodes.NONE, errorMessage: null }
@@ -68,6 +69,18 @@ export async function alterResource(
       await broker.topics.setBrokerConfigs(scope, normalizeTopicConfigs(next.configs))
       return OK
     }
+    if (resourceType === ResourceType.GROUP) {
+      // KIP-848 group configs: any group id, existing or not, as Kafka accepts them.
+      if (resourceName === '') return fail({ code: 'INVALID_REQUEST', message: 'Default group resources are not allowed.' })
+      const next = compute(broker.topics.dynamic.group(resourceName), 'group')
+      if ('error' in next) return fail(next.error)
+      const bad = checkGroupConfigs(next.configs)
+      if (bad !== undefined) return fail({ code: 'INVALID_CONFIG', message: bad })
+      if (validateOnly) return OK
+      broker.logs.dirState.check()
+      await broker.topics.dynamic.replaceGroup(resourceName, next.configs)
+      return OK
+    }
     if (resourceType === ResourceType.BROKER_LOGGER) {
       // Kafka's answer for a logger it does not have; this broker has no named log4j loggers.
       return fail({ code: 'INVALID_CONFIG', message: `Logger ${resourceName} does not exist!` })
@@ -89,7 +102,8 @@ export function replaceAll(configs: readonly { name: string; value: string | nul
   return () => {
     const dup = duplicates(configs.map((c) => c.name))
     if (dup !== undefined) return dup
-    const out: Record<string, string> = {}
+    // Config names come from the client: no prototype, so "__proto__" is a name like any other.
+    const out: Record<string, string> = Object.create(null)
     for (const c of configs) {
       if (c.value === null) return refuse('INVALID_REQUEST', `Null value not supported for : ${c.name}`)
       out[c.name] = c.value
@@ -109,7 +123,7 @@ export function incremental(ops: readonly { name: string; configOperation: numbe
   return (current, resource) => {
     const dup = duplicates(ops.map((o) => o.name))
     if (dup !== undefined) return dup
-    const out: Record<string, string> = { ...current }
+    const out: Record<string, string> = Object.assign(Object.create(null), current)
     for (const o of ops) {
       switch (o.configOperation) {
         case ConfigOp.SET:
@@ -121,6 +135,8 @@ export function incremental(ops: readonly { name: string; configOperation: numbe
           break
         case ConfigOp.APPEND:
         case ConfigOp.SUBTRACT: {
+          // Kafka looks up list types among topic and broker configs only: no group config can be appended to.
+          if (resource === 'group') return refuse('INVALID_CONFIG', `Can't ${OP_NAMES[o.configOperation]} to key ${o.name} because its type is not LIST.`)
           const kind = topicConfigKind(o.name)
           if (resource === 'topic' && kind === undefined) return refuse('INVALID_CONFIG', `Unknown topic config name: ${o.name}`)
           const list = kind?.list === true || (resource === 'broker' && isListBrokerConfig(o.name))
