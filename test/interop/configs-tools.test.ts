@@ -7,6 +7,7 @@
  *   (--entity-default): the same output, line for line, and the same refusal for a
  *   read-only broker config;
  * - kafka-topics.sh (TopicCommand) --create --config and --alter --partitions, then --describe;
+ * - kafka-configs.sh --entity-type groups (KIP-848 group configs): --alter, --describe --all, a refusal;
  * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -65,9 +66,9 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
   const targets: Target[] = []
   recordsPeers(() => kafkaUse(kafka))
 
-  /** The same command against both; returns [kafka, tidelog]. */
+  /** The same command against both at once (two independent brokers); returns [kafka, tidelog]. */
   async function both(main: string, args: string[]) {
-    const [k, t] = [await tool(main, targets[0]!, args), await tool(main, targets[1]!, args)]
+    const [k, t] = await Promise.all([tool(main, targets[0]!, args), tool(main, targets[1]!, args)])
     return { kafka: k, tidelog: t }
   }
 
@@ -170,6 +171,29 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
     const why = (out: string) => lines(out).find((l) => l.includes('Cannot update these configs dynamically'))
     expect(why(readOnly.kafka.out)).toContain('Cannot update these configs dynamically: [num.partitions]')
     expect(why(readOnly.tidelog.out)).toEqual(why(readOnly.kafka.out))
+  })
+
+  it('kafka-configs.sh --entity-type groups: --alter, --describe (with --all) and a refusal print the same (KIP-848 group configs)', async (ctx) => {
+    if (skip) return ctx.skip()
+    const group = ['--entity-type', 'groups', '--entity-name', 'tools-group']
+    const add = await both(CONFIGS, ['--alter', ...group, '--add-config', 'consumer.session.timeout.ms=50000,share.auto.offset.reset=earliest'])
+    expect(add.tidelog).toEqual(add.kafka)
+    expect(add.kafka.out).toContain('Completed updating config for group tools-group.')
+    // Every public group config, the group's own values first in their synonyms, line for line.
+    const all = await both(CONFIGS, ['--describe', '--all', ...group])
+    expect(lines(all.kafka.out)).toEqual(expect.arrayContaining([
+      'All configs for group tools-group are:',
+      '  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}',
+      '  share.auto.offset.reset=earliest sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:share.auto.offset.reset=earliest, DEFAULT_CONFIG:share.auto.offset.reset=latest}',
+      '  streams.assignor.name=sticky sensitive=false synonyms={DEFAULT_CONFIG:group.streams.assignors=sticky}',
+    ]))
+    expect(lines(all.tidelog.out)).toEqual(lines(all.kafka.out))
+    // Below the broker's group.consumer.min.session.timeout.ms: the same refusal.
+    const bad = await both(CONFIGS, ['--alter', ...group, '--add-config', 'consumer.session.timeout.ms=1000'])
+    expect([bad.kafka.ok, bad.tidelog.ok]).toEqual([false, false])
+    const why = (out: string) => lines(out).find((l) => l.startsWith('Caused by'))
+    expect(why(bad.kafka.out)).toBe('Caused by: org.apache.kafka.common.errors.InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.')
+    expect(why(bad.tidelog.out)).toEqual(why(bad.kafka.out))
   })
 
   it('kafka-log-dirs.sh --describe prints the same JSON shape and partitions', async (ctx) => {
