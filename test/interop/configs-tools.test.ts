@@ -8,9 +8,11 @@
  *   read-only broker config;
  * - kafka-topics.sh (TopicCommand) --create --config and --alter --partitions, then --describe;
  * - kafka-configs.sh --entity-type groups (KIP-848 group configs): --alter, --describe --all, a refusal;
- * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions.
+ * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions;
+ * - kafka-topics.sh --create against a tidelog broker with a create.topic.policy module: Kafka's
+ *   PolicyViolationException with the policy's message (tidelog only: Kafka's policy is a Java class).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -194,6 +196,23 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
     const why = (out: string) => lines(out).find((l) => l.startsWith('Caused by'))
     expect(why(bad.kafka.out)).toBe('Caused by: org.apache.kafka.common.errors.InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.')
     expect(why(bad.tidelog.out)).toEqual(why(bad.kafka.out))
+  })
+
+  it('kafka-topics.sh --create refused by a create.topic.policy module prints Kafka\'s PolicyViolationException with its message', async (ctx) => {
+    if (skip) return ctx.skip()
+    const policy = join(dataDir, '..', `${dataDir.split('/').pop()}-policy.mjs`)
+    writeFileSync(policy, "export default { validate(md) { if (md.numPartitions > 2) { const e = new Error(md.topic + ': at most 2 partitions'); e.name = 'PolicyViolationError'; throw e } } }\n")
+    const guarded = await startBroker({ port: 0, dataDir: `${dataDir}-policy`, logLevel: 'warn', createTopicPolicyClassName: policy })
+    try {
+      const r = await tool(TOPICS, { name: 'tidelog-policy', bootstrap: `127.0.0.1:${guarded.port}` }, ['--create', '--topic', 'wide', '--partitions', '3'])
+      expect(r.ok).toBe(false)
+      expect(lines(r.out)).toContain('Error while executing topic command : wide: at most 2 partitions')
+      expect(r.out).toContain('org.apache.kafka.common.errors.PolicyViolationException: wide: at most 2 partitions')
+    } finally {
+      await guarded.close()
+      rmSync(`${dataDir}-policy`, { recursive: true, force: true })
+      rmSync(policy, { force: true })
+    }
   })
 
   it('kafka-log-dirs.sh --describe prints the same JSON shape and partitions', async (ctx) => {
