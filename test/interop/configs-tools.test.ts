@@ -7,9 +7,12 @@
  *   (--entity-default): the same output, line for line, and the same refusal for a
  *   read-only broker config;
  * - kafka-topics.sh (TopicCommand) --create --config and --alter --partitions, then --describe;
- * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions.
+ * - kafka-configs.sh --entity-type groups (KIP-848 group configs): --alter, --describe --all, a refusal;
+ * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions;
+ * - kafka-topics.sh --create against a tidelog broker with a create.topic.policy module: Kafka's
+ *   PolicyViolationException with the policy's message (tidelog only: Kafka's policy is a Java class).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -65,9 +68,9 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
   const targets: Target[] = []
   recordsPeers(() => kafkaUse(kafka))
 
-  /** The same command against both; returns [kafka, tidelog]. */
+  /** The same command against both at once (two independent brokers); returns [kafka, tidelog]. */
   async function both(main: string, args: string[]) {
-    const [k, t] = [await tool(main, targets[0]!, args), await tool(main, targets[1]!, args)]
+    const [k, t] = await Promise.all([tool(main, targets[0]!, args), tool(main, targets[1]!, args)])
     return { kafka: k, tidelog: t }
   }
 
@@ -170,6 +173,46 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
     const why = (out: string) => lines(out).find((l) => l.includes('Cannot update these configs dynamically'))
     expect(why(readOnly.kafka.out)).toContain('Cannot update these configs dynamically: [num.partitions]')
     expect(why(readOnly.tidelog.out)).toEqual(why(readOnly.kafka.out))
+  })
+
+  it('kafka-configs.sh --entity-type groups: --alter, --describe (with --all) and a refusal print the same (KIP-848 group configs)', async (ctx) => {
+    if (skip) return ctx.skip()
+    const group = ['--entity-type', 'groups', '--entity-name', 'tools-group']
+    const add = await both(CONFIGS, ['--alter', ...group, '--add-config', 'consumer.session.timeout.ms=50000,share.auto.offset.reset=earliest'])
+    expect(add.tidelog).toEqual(add.kafka)
+    expect(add.kafka.out).toContain('Completed updating config for group tools-group.')
+    // Every public group config, the group's own values first in their synonyms, line for line.
+    const all = await both(CONFIGS, ['--describe', '--all', ...group])
+    expect(lines(all.kafka.out)).toEqual(expect.arrayContaining([
+      'All configs for group tools-group are:',
+      '  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}',
+      '  share.auto.offset.reset=earliest sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:share.auto.offset.reset=earliest, DEFAULT_CONFIG:share.auto.offset.reset=latest}',
+      '  streams.assignor.name=sticky sensitive=false synonyms={DEFAULT_CONFIG:group.streams.assignors=sticky}',
+    ]))
+    expect(lines(all.tidelog.out)).toEqual(lines(all.kafka.out))
+    // Below the broker's group.consumer.min.session.timeout.ms: the same refusal.
+    const bad = await both(CONFIGS, ['--alter', ...group, '--add-config', 'consumer.session.timeout.ms=1000'])
+    expect([bad.kafka.ok, bad.tidelog.ok]).toEqual([false, false])
+    const why = (out: string) => lines(out).find((l) => l.startsWith('Caused by'))
+    expect(why(bad.kafka.out)).toBe('Caused by: org.apache.kafka.common.errors.InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.')
+    expect(why(bad.tidelog.out)).toEqual(why(bad.kafka.out))
+  })
+
+  it('kafka-topics.sh --create refused by a create.topic.policy module prints Kafka\'s PolicyViolationException with its message', async (ctx) => {
+    if (skip) return ctx.skip()
+    const policy = join(dataDir, '..', `${dataDir.split('/').pop()}-policy.mjs`)
+    writeFileSync(policy, "export default { validate(md) { if (md.numPartitions > 2) { const e = new Error(md.topic + ': at most 2 partitions'); e.name = 'PolicyViolationError'; throw e } } }\n")
+    const guarded = await startBroker({ port: 0, dataDir: `${dataDir}-policy`, logLevel: 'warn', createTopicPolicyClassName: policy })
+    try {
+      const r = await tool(TOPICS, { name: 'tidelog-policy', bootstrap: `127.0.0.1:${guarded.port}` }, ['--create', '--topic', 'wide', '--partitions', '3'])
+      expect(r.ok).toBe(false)
+      expect(lines(r.out)).toContain('Error while executing topic command : wide: at most 2 partitions')
+      expect(r.out).toContain('org.apache.kafka.common.errors.PolicyViolationException: wide: at most 2 partitions')
+    } finally {
+      await guarded.close()
+      rmSync(`${dataDir}-policy`, { recursive: true, force: true })
+      rmSync(policy, { force: true })
+    }
   })
 
   it('kafka-log-dirs.sh --describe prints the same JSON shape and partitions', async (ctx) => {

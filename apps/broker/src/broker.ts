@@ -18,6 +18,7 @@ import { parseListenerSaslSettings } from './security/sasl-listener/settings.js'
 import { SecurityManager } from './security/manager.js'
 import { AclStore } from './security/acl-store.js'
 import { StandardAuthorizer } from './security/authorizer.js'
+import { closePolicies, loadPolicies } from './policy/policy.js'
 import { TlsContextProvider } from './security/tls.js'
 import { QuotaStore } from './quotas/store.js'
 import { QuotaManager, type SensorAccount } from './quotas/manager.js'
@@ -121,6 +122,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   const dataDir = resolve(config.dataDir)
   // Before recovery or any store opens: a layout from a newer release is refused, not "repaired".
   checkDataDirFormat(dataDir, logger)
+  // create.topic.policy / alter.config.policy: a module that cannot be used stops startup here.
+  await loadPolicies(config)
   const appends = new AppendNotifier()
   // Read before the logs open: a deletion that never committed is undone by what it still lists.
   const storedTopics = readTopicsFile(dataDir, logger)
@@ -276,6 +279,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           await txnLog.close()
           await store.close()
           await logs.close()
+          await closePolicies(config, logger)
           logger.info('shut down cleanly')
         })()
         return closing
@@ -288,6 +292,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     await txnStore?.close().catch(() => {})
     await offsets?.close().catch(() => {})
     await logs.close().catch(() => {})
+    await closePolicies(config, logger)
     throw err
   }
 }

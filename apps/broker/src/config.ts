@@ -139,6 +139,10 @@ export interface BrokerConfig {
   sslPrincipalMappingRules: string
   /** Kafka's authorizer.class.name: StandardAuthorizer (or AclAuthorizer) turns ACLs on; unset, everyone may do anything. */
   authorizerClassName: string | undefined
+  /** Kafka's create.topic.policy.class.name: a module whose policy checks every CreateTopics (policy/policy.ts). */
+  createTopicPolicyClassName: string | undefined
+  /** Kafka's alter.config.policy.class.name: a module whose policy checks every config change (policy/policy.ts). */
+  alterConfigPolicyClassName: string | undefined
   /** Kafka's super.users: `User:a;User:b`, allowed everything whatever the ACLs say. */
   superUsers: string
   /** Kafka's allow.everyone.if.no.acl.found: a resource no ACL names is open to everyone (default false). */
@@ -242,6 +246,8 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   connectionFailedAuthenticationDelayMs: 100,
   sslPrincipalMappingRules: 'DEFAULT',
   authorizerClassName: undefined,
+  createTopicPolicyClassName: undefined,
+  alterConfigPolicyClassName: undefined,
   superUsers: '',
   allowEveryoneIfNoAclFound: false,
   consolePort: undefined,
@@ -353,6 +359,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'consolePort', flag: 'console-port', env: 'TIDELOG_CONSOLE_PORT', kind: { type: 'int', min: 0, max: 65535 }, help: 'serve the web console and Prometheus /metrics on http://127.0.0.1:PORT (0 picks a free one); off by default' },
   { key: 'sslPrincipalMappingRules', flag: 'ssl-principal-mapping-rules', env: 'TIDELOG_SSL_PRINCIPAL_MAPPING_RULES', kind: { type: 'string', nonEmpty: true }, help: 'RULE:pattern/replacement/[LU],...,DEFAULT: the user name from a client certificate subject (KIP-371)' },
   { key: 'authorizerClassName', flag: 'authorizer-class-name', env: 'TIDELOG_AUTHORIZER_CLASS_NAME', kind: { type: 'enum', values: ACCEPTED_AUTHORIZERS }, help: `turn ACLs on: ${STANDARD_AUTHORIZER}` },
+  { key: 'createTopicPolicyClassName', flag: 'create-topic-policy-class-name', env: 'TIDELOG_CREATE_TOPIC_POLICY_CLASS_NAME', kind: { type: 'string', nonEmpty: true }, help: 'module (path or package) whose default export checks each topic created; a PolicyViolationError refuses it with POLICY_VIOLATION' },
+  { key: 'alterConfigPolicyClassName', flag: 'alter-config-policy-class-name', env: 'TIDELOG_ALTER_CONFIG_POLICY_CLASS_NAME', kind: { type: 'string', nonEmpty: true }, help: 'module (path or package) whose default export checks each config change; a PolicyViolationError refuses it with POLICY_VIOLATION' },
   { key: 'superUsers', flag: 'super-users', env: 'TIDELOG_SUPER_USERS', kind: { type: 'string' }, help: 'principals allowed everything, e.g. User:admin;User:ops' },
   { key: 'allowEveryoneIfNoAclFound', flag: 'allow-everyone-if-no-acl-found', env: 'TIDELOG_ALLOW_EVERYONE_IF_NO_ACL_FOUND', kind: { type: 'bool' }, help: 'with ACLs on, a resource no ACL names is open to everyone (true|false)' },
   { key: 'quotaWindowNum', flag: 'quota-window-num', env: 'TIDELOG_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a client quota rate is measured over (quota.window.num)' },

@@ -126,6 +126,16 @@ interface Stored {
   clusterDefault: Record<string, string>
   /** By node id: only this node's entry is read; others are kept as found. */
   brokers: Record<string, Record<string, string>>
+  /** Group configs (KIP-848) by group id; a group with none has no entry. Absent in files written before them. */
+  groups: Record<string, Record<string, string>>
+}
+
+// Group ids are any string ("__proto__" included), so they are kept in a Map, never as object keys.
+interface Loaded {
+  version: number
+  clusterDefault: Record<string, string>
+  brokers: Record<string, Record<string, string>>
+  groups: Map<string, Record<string, string>>
 }
 
 const isStringMap = (v: unknown): v is Record<string, string> =>
@@ -137,7 +147,7 @@ const isStringMap = (v: unknown): v is Record<string, string> =>
  * at startup before any topic's settings are computed.
  */
 export class DynamicConfigStore {
-  private stored: Stored = { version: DYNAMIC_CONFIGS_FORMAT_VERSION, clusterDefault: {}, brokers: {} }
+  private stored: Loaded = { version: DYNAMIC_CONFIGS_FORMAT_VERSION, clusterDefault: {}, brokers: {}, groups: new Map() }
   private readonly path: string
   private readonly file: DurableFile
 
@@ -148,7 +158,7 @@ export class DynamicConfigStore {
     private readonly logger: Logger,
   ) {
     this.path = join(dataDir, DYNAMIC_CONFIGS_FILE)
-    this.file = new DurableFile(this.path, DYNAMIC_CONFIGS_FILE, logs, () => JSON.stringify(this.stored, null, 2) + '\n')
+    this.file = new DurableFile(this.path, DYNAMIC_CONFIGS_FILE, logs, () => JSON.stringify({ ...this.stored, groups: Object.fromEntries(this.stored.groups) } satisfies Stored, null, 2) + '\n')
   }
 
   get layers(): DynamicLayers {
@@ -178,11 +188,12 @@ export class DynamicConfigStore {
     if (typeof version === 'number' && Number.isInteger(version) && version > DYNAMIC_CONFIGS_FORMAT_VERSION) {
       throw new UnsupportedFormatError(this.path, version, DYNAMIC_CONFIGS_FORMAT_VERSION)
     }
-    const brokers = parsed.brokers !== null && typeof parsed.brokers === 'object' ? parsed.brokers : {}
+    const maps = (v: unknown) => Object.entries(v !== null && typeof v === 'object' ? v : {}).filter((e): e is [string, Record<string, string>] => isStringMap(e[1]))
     this.stored = {
       version: DYNAMIC_CONFIGS_FORMAT_VERSION,
       clusterDefault: isStringMap(parsed.clusterDefault) ? parsed.clusterDefault : {},
-      brokers: Object.fromEntries(Object.entries(brokers).filter(([, v]) => isStringMap(v))),
+      brokers: Object.fromEntries(maps(parsed.brokers)),
+      groups: new Map(maps(parsed.groups)),
     }
   }
 
@@ -190,6 +201,18 @@ export class DynamicConfigStore {
   replace(scope: 'node' | 'clusterDefault', configs: Record<string, string>): Promise<void> {
     if (scope === 'clusterDefault') this.stored.clusterDefault = configs
     else this.stored.brokers[String(this.nodeId)] = configs
+    return this.file.save()
+  }
+
+  /** A group's configs (none for a group never configured, existing or not, as in Kafka). */
+  group(groupId: string): Readonly<Record<string, string>> {
+    return this.stored.groups.get(groupId) ?? {}
+  }
+
+  /** Replaces a group's configs; resolves when the file holding them is durable. */
+  replaceGroup(groupId: string, configs: Record<string, string>): Promise<void> {
+    if (Object.keys(configs).length === 0) this.stored.groups.delete(groupId)
+    else this.stored.groups.set(groupId, configs)
     return this.file.save()
   }
 

@@ -66,3 +66,13 @@ export function parse(type: Kind, raw: string): { value: Parsed } | { error: str
 export function show(v: Parsed): string {
   return Array.isArray(v) ? `[${v.join(', ')}]` : String(v)
 }
+
+/** Type, range and allowed values of one value, in Kafka's words naming `shownName` (ConfigDef.parse then the validator). */
+export function parseChecked(def: { type: Kind; validate?: (v: Parsed) => Complaint | undefined }, shownName: string, raw: string): { value: Parsed } | { error: string } {
+  const p = parse(def.type, raw)
+  if ('error' in p) return { error: `Invalid value ${raw} for configuration ${shownName}: ${p.error}` }
+  const why = def.validate?.(p.value)
+  if (typeof why === 'string') return { error: `Invalid value ${show(p.value)} for configuration ${shownName}: ${why}` }
+  if (why !== undefined) return { error: `Invalid value ${why.shown} for configuration ${shownName}: ${why.reason}` }
+  return p
+}

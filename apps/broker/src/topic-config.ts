@@ -2,7 +2,7 @@ import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@tidelog/protocol'
 import type { CompressionSettings, TopicCompression } from './log/recompress.js'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from './config.js'
 import type { LogConfig } from './log/index.js'
-import { type Complaint, type Kind, LONG_MAX_BIG, type Parsed, atLeast, between, oneOf, parse, show, throttledReplicas } from './topic-config-values.js'
+import { type Complaint, type Kind, LONG_MAX_BIG, type Parsed, atLeast, between, oneOf, parseChecked, throttledReplicas } from './topic-config-values.js'
 
 /** What a partition's handlers need from its topic's configuration. */
 export interface TopicSettings {
@@ -22,8 +22,8 @@ export interface TopicSettings {
 /** Kafka's ConfigType (KIP-569), as DescribeConfigs v3+ reports it. */
 export const ConfigType = { BOOLEAN: 1, STRING: 2, INT: 3, SHORT: 4, LONG: 5, DOUBLE: 6, LIST: 7 } as const
 
-/** Kafka's ConfigSource (KIP-226). */
-export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const
+/** Kafka's ConfigSource (KIP-226; DYNAMIC_GROUP_CONFIG from KIP-848). */
+export const ConfigSource = { DYNAMIC_TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5, DYNAMIC_GROUP_CONFIG: 8 } as const
 
 /**
  * The broker's dynamic configs (KIP-226), by Kafka's broker names: this node's own
@@ -343,7 +343,7 @@ const INTERNAL_SEGMENT_BYTES_DEF: TopicConfigDef = {
   refuse: (v) => ((v as number) < 14 ? 'a segment must be able to hold at least 14 bytes' : undefined),
   doc: 'Testing only: segment.bytes without its minimum.',
 }
-const defOf = (name: string): TopicConfigDef | undefined => (name === INTERNAL_SEGMENT_BYTES ? INTERNAL_SEGMENT_BYTES_DEF : DEFS[name])
+const defOf = (name: string): TopicConfigDef | undefined => (name === INTERNAL_SEGMENT_BYTES ? INTERNAL_SEGMENT_BYTES_DEF : Object.hasOwn(DEFS, name) ? DEFS[name] : undefined)
 
 /** Every topic config Kafka 4.4 lists, sorted by name. */
 export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(DEFS).sort()
@@ -379,16 +379,6 @@ export function checkTopicConfigs(configs: Readonly<Record<string, string | null
     if (why !== undefined) return `Invalid value ${configs[name]!.trim()} for configuration ${name}: ${why}`
   }
   return undefined
-}
-
-/** Type, range and allowed values of one value, in Kafka's words naming `shownName`. */
-function parseChecked(def: TopicConfigDef, shownName: string, raw: string): { value: Parsed } | { error: string } {
-  const p = parse(def.type, raw)
-  if ('error' in p) return { error: `Invalid value ${raw} for configuration ${shownName}: ${p.error}` }
-  const why = def.validate?.(p.value)
-  if (typeof why === 'string') return { error: `Invalid value ${show(p.value)} for configuration ${shownName}: ${why}` }
-  if (why !== undefined) return { error: `Invalid value ${why.shown} for configuration ${shownName}: ${why.reason}` }
-  return p
 }
 
 const BY_BROKER_NAME = new Map(Object.entries(DEFS).flatMap(([name, d]) => (d.brokerName === undefined ? [] : [[d.brokerName, name] as const])))

@@ -1,5 +1,7 @@
 import { CreateTopics, ErrorCodes, type CreateTopicsResponseCreatableTopicResult } from '@tidelog/protocol'
+import { alterConfigPolicyRefusal } from '../config-changes.js'
 import { KafkaStorageError } from '../log/index.js'
+import { checkPolicy, policiesOf } from '../policy/policy.js'
 import { checkTopicConfigs, describeTopicConfigs, normalizeTopicConfigs } from '../topic-config.js'
 import { TOO_MANY_PARTITIONS_PER_REQUEST, invalidTopicName } from '../topics.js'
 import { defineHandler } from './types.js'
@@ -23,14 +25,17 @@ function requestedPartitions(topics: readonly { numPartitions: number; assignmen
  * CreateTopics 2-7: name, partition count, replication factor (1, the only
  * replica there is), manual assignments naming this broker, and topic configs
  * checked as Kafka 4.4 checks them (topic-config.ts; INVALID_CONFIG with Kafka's
- * message otherwise). validate_only checks without creating.
+ * message otherwise). validate_only checks without creating. Kafka's policies run as in
+ * KRaft's ReplicationControlManager: alter.config.policy on the configs given (creating a
+ * topic with configs is a config change there), then create.topic.policy, validate_only too.
  */
 export const createTopicsHandler = defineHandler({
   api: CreateTopics,
   minVersion: 2,
   maxVersion: 7,
-  handle(ctx, req) {
+  async handle(ctx, req) {
     const broker = ctx.broker
+    const createPolicy = policiesOf(broker.config).createTopic
     const v = ctx.version
     if (requestedPartitions(req.topics, broker.config.numPartitions) > broker.config.maxPartitionsPerRequest) {
       const topics = req.topics.map((t) => ({ name: t.name, errorCode: ErrorCodes.POLICY_VIOLATION, errorMessage: TOO_MANY_PARTITIONS_PER_REQUEST }))
@@ -40,7 +45,10 @@ export const createTopicsHandler = defineHandler({
     let counted = broker.topics.partitionCount
     const counts = new Map<string, number>()
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1)
-    const topics = req.topics.map((t): CreateTopicsResponseCreatableTopicResult => {
+    // One topic at a time: a policy may answer asynchronously, and each topic counts against the next one's budget.
+    const topics: CreateTopicsResponseCreatableTopicResult[] = []
+    for (const t of req.topics) topics.push(await createOne(t))
+    async function createOne(t: (typeof req.topics)[number]): Promise<CreateTopicsResponseCreatableTopicResult> {
       const fail = (errorCode: number, errorMessage: string) => ({ name: t.name, errorCode, errorMessage })
       if (counts.get(t.name)! > 1) return fail(ErrorCodes.INVALID_REQUEST, `topic ${t.name} appears more than once in the request`)
       const bad = invalidTopicName(t.name)
@@ -68,10 +76,27 @@ export const createTopicsHandler = defineHandler({
           return fail(ErrorCodes.INVALID_REPLICATION_FACTOR, `replication factor ${t.replicationFactor} is larger than the number of brokers (1)`)
         }
       }
-      const asked: Record<string, string | null> = {}
+      const asked: Record<string, string | null> = Object.create(null)
       for (const c of t.configs) asked[c.name] = c.value
       const configError = checkTopicConfigs(asked)
       if (configError !== undefined) return fail(ErrorCodes.INVALID_CONFIG, configError)
+      const refusal =
+        (t.configs.length > 0 ? await alterConfigPolicyRefusal(broker, 'TOPIC', t.name, asked) : undefined) ??
+        (await checkPolicy(
+          createPolicy,
+          {
+            topic: t.name,
+            numPartitions: t.assignments.length > 0 ? null : partitions,
+            replicationFactor: t.assignments.length > 0 ? null : 1,
+            replicasAssignments: t.assignments.length > 0 ? new Map(t.assignments.map((a) => [a.partitionIndex, [...a.brokerIds]])) : null,
+            // checkTopicConfigs refused null values.
+            configs: { ...(asked as Record<string, string>) },
+          },
+          broker.logger,
+        ))
+      if (refusal !== undefined) return { name: t.name, ...refusal }
+      // The policy may have taken its time: another request may have created the topic meanwhile.
+      if (broker.topics.get(t.name) !== undefined) return fail(ErrorCodes.TOPIC_ALREADY_EXISTS, `topic ${t.name} already exists`)
       const overBudget = broker.topics.partitionBudgetError(partitions, counted)
       if (overBudget !== undefined) return fail(ErrorCodes.POLICY_VIOLATION, overBudget)
       // KIP-599, last of the checks as in ReplicationControlManager.createTopic (validate_only too).
@@ -102,7 +127,7 @@ export const createTopicsHandler = defineHandler({
       }
       if (v >= 7 && topic !== undefined) result.topicId = topic.topicId
       return result
-    })
+    }
     // Acknowledged once topics.json records them (written off the event loop, coalesced).
     return broker.topics.persisted().then(
       () => ({ throttleTimeMs: 0, topics }),

@@ -1,11 +1,13 @@
 import { DescribeConfigs, ErrorCodes, type DescribeConfigsResponseResourceResult } from '@tidelog/protocol'
 import { type BrokerConfig, DEFAULT_CONFIG as BROKER_DEFAULTS } from '../config.js'
 import { brokerConfigKind, isSensitiveBrokerConfig } from '../dynamic-config.js'
+import { describeGroupConfigs } from '../groups/group-config.js'
 import { ConfigSource, ConfigType, type ConfigSynonym, type DynamicLayers, brokerTopicDefaults, describeTopicConfigs } from '../topic-config.js'
 import { defineHandler } from './types.js'
 
 const TOPIC = 2
 const BROKER = 4
+const GROUP = 32
 
 interface BrokerEntry {
   name: string
@@ -80,7 +82,8 @@ function brokerConfigs(b: BrokerConfig, dyn: DynamicLayers): BrokerEntry[] {
  * the cluster's dynamic value, STATIC_BROKER_CONFIG for a broker flag, else
  * DEFAULT_CONFIG), its synonyms in that precedence order when asked, its type (v3+)
  * and documentation when asked; for the broker its settings by Kafka's names,
- * read-only unless Kafka can change them without a restart (KIP-226).
+ * read-only unless Kafka can change them without a restart (KIP-226); for a group
+ * (KIP-848) its group configs, DYNAMIC_GROUP_CONFIG where set, else DEFAULT_CONFIG.
  */
 export const describeConfigsHandler = defineHandler({
   api: DescribeConfigs,
@@ -127,6 +130,12 @@ export const describeConfigsHandler = defineHandler({
         configs = brokerConfigs(broker.config, broker.topics.dynamic.layers)
           .filter((e) => wanted(e.name))
           .map((e) => entry(e.name, e.value, e.source, brokerConfigKind(e.name) !== 'dynamic', e.type, e.doc, e.synonyms, isSensitiveBrokerConfig(e.name)))
+      } else if (r.resourceType === GROUP) {
+        // KIP-848: any group id, existing or not, has configs (Kafka's defaults until set).
+        if (r.resourceName === '') return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: 'Group name must not be empty', configs: [] }
+        configs = describeGroupConfigs(broker.topics.dynamic.group(r.resourceName))
+          .filter((c) => wanted(c.name))
+          .map((c) => entry(c.name, c.value, c.source, false, c.configType, c.documentation, c.synonyms))
       } else {
         return { ...base, errorCode: ErrorCodes.INVALID_REQUEST, errorMessage: `resource type ${r.resourceType} is not supported`, configs: [] }
       }

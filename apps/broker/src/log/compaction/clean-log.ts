@@ -16,8 +16,10 @@ export const DEFAULT_DEDUPE_BUFFER_SIZE = 128 * 1024 * 1024
 /** What the cleaner measures of one log before choosing it (Kafka's LogToClean). */
 export interface CleanPlan {
   firstDirty: number
-  /** The non-active segments below the first uncleanable offset that hold offsets at or past firstDirty. */
+  /** The non-active segments that hold offsets in [firstDirty, firstUncleanable). */
   dirty: LogSegment[]
+  /** Kafka's firstUncleanableOffset: the dirty section ends here, possibly inside its last segment. */
+  firstUncleanable: number
   cleanBytes: number
   dirtyBytes: number
   /** dirty / (clean + dirty) */
@@ -60,8 +62,9 @@ export interface CleanResult {
  * the first uncleanable one, which is the lowest of the active segment's base
  * offset, the last stable offset (an open transaction's data is never
  * cleaned) and the first segment holding a record younger than
- * min.compaction.lag.ms. Whole segments only: one that holds the uncleanable
- * offset waits for the next pass.
+ * min.compaction.lag.ms. As in Kafka, a segment holding the uncleanable offset
+ * (the LSO can be anywhere in one) is cleaned below it; from it on, its batches
+ * are kept as they are (clean-work.ts).
  */
 export function planCleaning(log: PartitionLog, checkpoint: number, now: number): CleanPlan {
   const c = log.config
@@ -76,7 +79,8 @@ export function planCleaning(log: PartitionLog, checkpoint: number, now: number)
       continue
     }
     if (c.minCompactionLagMs > 0 && seg.maxTimestamp > now - c.minCompactionLagMs) uncleanable = Math.min(uncleanable, seg.baseOffset)
-    if (seg.nextOffset > uncleanable) break
+    // Overlapping [firstDirty, uncleanable), as Kafka's LocalLog.segments(from, to); nothing when they meet.
+    if (seg.baseOffset >= uncleanable || firstDirty >= uncleanable) break
     dirty.push(seg)
   }
   let dirtyBytes = 0
@@ -85,7 +89,7 @@ export function planCleaning(log: PartitionLog, checkpoint: number, now: number)
   const oldest = first === undefined ? -1 : first.firstBatchTimestamp >= 0 ? first.firstBatchTimestamp : first.maxTimestamp
   const needNow = Number.isFinite(c.maxCompactionLagMs) && oldest >= 0 && now - oldest > c.maxCompactionLagMs
   const total = cleanBytes + dirtyBytes
-  return { firstDirty, dirty, cleanBytes, dirtyBytes, ratio: total === 0 ? 0 : dirtyBytes / total, needNow }
+  return { firstDirty, dirty, firstUncleanable: uncleanable, cleanBytes, dirtyBytes, ratio: total === 0 ? 0 : dirtyBytes / total, needNow }
 }
 
 /** Whether Kafka's cleaner would pick the log: dirty past min.cleanable.dirty.ratio, or overdue by max.compaction.lag.ms. */
@@ -142,6 +146,7 @@ export async function cleanLog(log: PartitionLog, plan: CleanPlan, opts: CleanOp
         dir: log.dir,
         firstDirty: plan.firstDirty,
         dirty: plan.dirty.map(refOf),
+        upperBound: plan.firstUncleanable,
         abortedFromDirty: abortedTxnsOf(log.segments, plan.dirty[0]!.baseOffset),
         abortedAll: abortedTxnsOf(log.segments, -1),
         lastBatches: [...log.producers.lastBatchOffsets()],

@@ -34,6 +34,12 @@ export interface CleanJob {
   firstDirty: number
   /** The dirty segments, which the key map is built from. */
   dirty: SegmentRef[]
+  /**
+   * The first uncleanable offset (exclusive end of the dirty section): the lowest of the active
+   * segment's base, the last stable offset and the min.compaction.lag.ms boundary. It may fall
+   * inside a dirty segment (the LSO does): the map stops there and batches from it on are kept.
+   */
+  upperBound: number
   /** Aborted transactions whose markers are at or past the first dirty segment (for the map), and all of them (for the rewrite). */
   abortedFromDirty: AbortedTxn[]
   abortedAll: AbortedTxn[]
@@ -125,6 +131,8 @@ export class CleanSession {
   private readonly tracker: TxnTracker
   private readonly lastBatches: Map<number, number>
   private keptTxns: AbortedTxn[] = []
+  /** One past the last offset the key map covers (buildMap's endOffset): batches from it on are past the map. */
+  private covered = -1
 
   constructor(private readonly job: CleanJob) {
     this.cancel = new Int32Array(job.cancel)
@@ -157,6 +165,11 @@ export class CleanSession {
         this.checkDone()
         const b = readStoredBatch(raw)
         if (b.lastOffset < job.firstDirty) continue
+        // Kafka cleans up to the first uncleanable offset, even inside a segment (an open transaction's start).
+        if (b.baseOffset >= job.upperBound) {
+          map.latestOffset = Math.max(map.latestOffset, job.upperBound - 1)
+          break outer
+        }
         if (b.isControl) {
           tracker.onMarker(b.producerId, b.lastOffset, b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined, [])
         } else if (!(b.isTransactional && tracker.onDataBatch(b.producerId, b.lastOffset))) {
@@ -175,9 +188,10 @@ export class CleanSession {
       }
       if (full) break
       // A segment read to its end is covered whole, even where its last batches were emptied.
-      map.latestOffset = Math.max(map.latestOffset, seg.last)
+      map.latestOffset = Math.max(map.latestOffset, Math.min(seg.last, job.upperBound - 1))
     }
     const endOffset = map.latestOffset < 0 ? job.firstDirty : Math.max(job.firstDirty, map.latestOffset + 1)
+    this.covered = endOffset
     return { endOffset, bytesRead, full, bufferUtilization: map.utilization }
   }
 
@@ -191,6 +205,13 @@ export class CleanSession {
    */
   private async filterBatch(b: StoredBatch, raw: Buffer): Promise<{ out: Buffer | undefined; removed: number }> {
     const { now, deleteRetentionMs } = this.job
+    if (b.baseOffset >= this.covered) {
+      // Past the map (Kafka's pastLatestOffset): kept as it is. The transactions it belongs to are
+      // still followed, so an aborted one's marker and .txnindex entry stay with its data.
+      if (b.isControl) this.tracker.onMarker(b.producerId, b.lastOffset, b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined, this.keptTxns)
+      else if (b.isTransactional) this.tracker.onDataBatch(b.producerId, b.lastOffset)
+      return { out: raw, removed: 0 }
+    }
     if (b.isControl) {
       const commit = b.recordCount > 0 ? readTxnMarker(raw)?.commit : undefined
       const canDiscard = this.tracker.onMarker(b.producerId, b.lastOffset, commit, this.keptTxns)
