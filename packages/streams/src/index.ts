@@ -15,7 +15,7 @@ export type {
   StreamPartitioner,
   TimestampExtractor,
 } from './processor.js'
-export { Stores, InMemoryKeyValueStore } from './store.js'
+export { Stores, InMemoryKeyValueStore, PersistentKeyValueStore, MeteredKeyValueStore } from './store.js'
 export type { StateStore, KeyValueStore, KeyValue, StoreBuilder, KeyValueBytesStoreSupplier, ValueAndTimestamp, StateStoreContext } from './store.js'
 export { Serdes } from './serdes.js'
 export type { Serde, Serializer, Deserializer, SerdeContext } from './serdes.js'

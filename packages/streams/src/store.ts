@@ -1,5 +1,8 @@
 import type { Serde } from '@tidelog/client'
+import { join } from 'node:path'
 import { InvalidStateStoreException, StreamsException } from './errors.js'
+import { CHECKPOINT_FILE, readCheckpoint } from './runtime/checkpoint.js'
+import { LmdbEnv, LmdbKeyValueBytesStore } from './state/lmdb.js'
 
 /** What a store sees of its task when it is initialised. */
 export interface StateStoreContext {
@@ -9,6 +12,8 @@ export interface StateStoreContext {
   logChange(storeName: string, key: Buffer, value: Buffer | null, timestamp: number): void
   /** The timestamp of the record being processed (changelog records carry it, as in Java). */
   currentTimestamp(): number
+  /** The task's directory, `<state.dir>/<application.id>/<taskId>` (Java's StateStoreContext#stateDir); undefined in the test driver, where persistent stores use a temporary directory. */
+  readonly stateDir?: string
 }
 
 export interface StateStore {
@@ -91,6 +96,8 @@ export class InMemoryKeyValueBytesStore {
     this.sorted = []
   }
 
+  flush(): void {}
+
   private keys(): string[] {
     if (this.sorted === undefined) this.sorted = [...this.map.keys()].sort()
     return this.sorted
@@ -131,28 +138,43 @@ export function timestampedSerde<V>(inner: Serde<V>): Serde<ValueAndTimestamp<V>
   }
 }
 
+/** What a typed key-value store keeps its bytes in (Java's KeyValueStore<Bytes, byte[]>). */
+export interface KeyValueBytesStore {
+  get(key: Buffer): Buffer | undefined
+  put(key: Buffer, value: Buffer | null): void
+  /** Inclusive, in unsigned byte order; undefined = open end. */
+  range(from: Buffer | undefined, to: Buffer | undefined): [Buffer, Buffer][]
+  size(): number
+  clear(): void
+  flush(): void
+}
+
 /**
- * A typed in-memory key-value store (Java's MeteredKeyValueStore over InMemoryKeyValueStore,
- * with the ChangeLoggingKeyValueBytesStore layer when logging is on): serdes at the edge,
- * bytes inside, each write sent to `<applicationId>-<name>-changelog`.
+ * A typed key-value store (Java's MeteredKeyValueStore, with the ChangeLoggingKeyValueBytesStore
+ * layer when logging is on) over a bytes store: serdes at the edge, bytes inside, each write sent
+ * to `<applicationId>-<name>-changelog`. The bytes store is opened at init, when the task's
+ * directory is known.
  */
-export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
-  readonly persistent = false
-  private readonly bytes = new InMemoryKeyValueBytesStore()
-  private context: StateStoreContext | undefined
+export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> {
+  abstract readonly persistent: boolean
+  private bytes: KeyValueBytesStore | undefined
+  protected context: StateStoreContext | undefined
   private open = false
 
   constructor(
     readonly name: string,
     private readonly keySerde: Serde<K>,
     private readonly valueSerde: Serde<V>,
-    private readonly logging: boolean,
+    readonly logging: boolean,
     /** Values are ValueAndTimestamp (Java's TimestampedKeyValueStore). */
     readonly timestamped = false,
   ) {}
 
+  protected abstract openBytes(context: StateStoreContext): KeyValueBytesStore
+
   init(context: StateStoreContext): void {
     this.context = context
+    this.bytes = this.openBytes(context)
     this.open = true
   }
 
@@ -160,15 +182,18 @@ export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
     return this.open
   }
 
-  flush(): void {}
+  flush(): void {
+    this.bytes?.flush()
+  }
 
   close(): void {
+    if (this.open) this.bytes?.flush()
     this.open = false
   }
 
   /** Applies a changelog record while restoring (no re-logging). */
   restore(key: Buffer, value: Buffer | null): void {
-    this.bytes.put(key, value)
+    this.checked().put(key, value)
   }
 
   get(key: K): V | undefined {
@@ -191,7 +216,9 @@ export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
   }
 
   delete(key: K): V | undefined {
-    const old = this.write(this.k(key), null)
+    const k = this.k(key)
+    const old = this.checked().get(k)
+    this.write(k, null)
     return old === undefined ? undefined : this.v(old)
   }
 
@@ -201,6 +228,17 @@ export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
 
   reverseRange(from: K | undefined, to: K | undefined): KeyValue<K, V>[] {
     return this.range(from, to).reverse()
+  }
+
+  /** Keys starting with the serialized prefix, in byte order (Java's prefixScan). */
+  prefixScan<P>(prefix: P, prefixKeySerde: Serde<P>): KeyValue<K, V>[] {
+    const p = serializeSync(prefixKeySerde, prefix, true)
+    const out: KeyValue<K, V>[] = []
+    for (const [k, v] of this.checked().range(p, undefined)) {
+      if (k.length < p.length || k.compare(p, 0, p.length, 0, p.length) !== 0) break
+      out.push(this.kv(k, v))
+    }
+    return out
   }
 
   all(): KeyValue<K, V>[] {
@@ -215,15 +253,14 @@ export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
     return this.checked().size()
   }
 
-  private write(key: Buffer, value: Buffer | null): Buffer | undefined {
-    const old = this.checked().put(key, value)
+  private write(key: Buffer, value: Buffer | null): void {
+    this.checked().put(key, value)
     if (this.logging && this.context) this.context.logChange(this.name, key, value, this.context.currentTimestamp())
-    return old
   }
 
-  private checked(): InMemoryKeyValueBytesStore {
+  private checked(): KeyValueBytesStore {
     if (!this.open) throw new InvalidStateStoreException(`Store ${this.name} is currently closed.`)
-    return this.bytes
+    return this.bytes!
   }
 
   private k(key: K): Buffer {
@@ -240,6 +277,49 @@ export class InMemoryKeyValueStore<K, V> implements KeyValueStore<K, V> {
   }
 }
 
+/** Java's InMemoryKeyValueStore under the metered and change-logging layers. */
+export class InMemoryKeyValueStore<K, V> extends MeteredKeyValueStore<K, V> {
+  readonly persistent = false
+  private readonly memory = new InMemoryKeyValueBytesStore()
+
+  protected openBytes(): KeyValueBytesStore {
+    return this.memory
+  }
+}
+
+/**
+ * A persistent key-value store on LMDB (Java's RocksDBStore; RocksDB has no prebuilt Node
+ * binding worth trusting, LMDB does): `<state.dir>/<application.id>/<taskId>/<name>/`. A logged
+ * store the task's checkpoint does not cover is wiped before it opens, so it is restored from
+ * the start of its changelog into an empty store (Java wipes such a store under exactly_once_v2;
+ * doing it always also drops writes an at_least_once crash left behind the changelog).
+ */
+export class PersistentKeyValueStore<K, V> extends MeteredKeyValueStore<K, V> {
+  readonly persistent = true
+  private env: LmdbEnv | undefined
+
+  protected openBytes(context: StateStoreContext): KeyValueBytesStore {
+    this.env = openStoreEnv(this.name, this.logging, context)
+    return new LmdbKeyValueBytesStore(this.env)
+  }
+
+  override close(): void {
+    super.close()
+    this.env?.close()
+    this.env = undefined
+  }
+}
+
+/** Opens a persistent store's LMDB environment in its task directory, wiped unless the checkpoint covers its changelog. */
+export function openStoreEnv(name: string, logging: boolean, context: StateStoreContext, maxDbs?: number): LmdbEnv {
+  const taskDir = context.stateDir
+  if (taskDir === undefined) return new LmdbEnv(undefined, { wipe: false, ...(maxDbs ? { maxDbs } : {}) })
+  const changelog = `${context.applicationId}-${name}-changelog`
+  const partition = (context.taskId as { partition?: number }).partition
+  const covered = readCheckpoint(join(taskDir, CHECKPOINT_FILE)).some((e) => e.topic === changelog && e.partition === partition)
+  return new LmdbEnv(join(taskDir, name), { wipe: logging && !covered, ...(maxDbs ? { maxDbs } : {}) })
+}
+
 /** Builds one store per task (Java's StoreBuilder). */
 export interface StoreBuilder<S extends StateStore = StateStore> {
   readonly name: string
@@ -250,16 +330,20 @@ export interface StoreBuilder<S extends StateStore = StateStore> {
   build(): S
 }
 
-class KeyValueStoreBuilder<K, V> implements StoreBuilder<InMemoryKeyValueStore<K, V>> {
+class KeyValueStoreBuilder<K, V> implements StoreBuilder<MeteredKeyValueStore<K, V>> {
   loggingEnabled = true
   logConfig: Record<string, string> = {}
 
   constructor(
-    readonly name: string,
+    private readonly supplier: KeyValueBytesStoreSupplier,
     private readonly keySerde: Serde<K>,
     private readonly valueSerde: Serde<V>,
     private readonly timestamped = false,
   ) {}
+
+  get name(): string {
+    return this.supplier.name
+  }
 
   withLoggingEnabled(config: Record<string, string> = {}): this {
     this.loggingEnabled = true
@@ -273,27 +357,54 @@ class KeyValueStoreBuilder<K, V> implements StoreBuilder<InMemoryKeyValueStore<K
     return this
   }
 
-  build(): InMemoryKeyValueStore<K, V> {
-    return new InMemoryKeyValueStore(this.name, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+  build(): MeteredKeyValueStore<K, V> {
+    const Store = this.supplier.kind === 'persistent' ? PersistentKeyValueStore : InMemoryKeyValueStore
+    return new Store(this.name, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
   }
 }
 
-/** Names an in-memory key-value store (Java's KeyValueBytesStoreSupplier). */
+/**
+ * Names a key-value store and its engine (Java's KeyValueBytesStoreSupplier). A persistent
+ * supplier's `timestamped` says what Java's would store; ours keeps the bytes its builder
+ * gives (with the timestamp when built by timestampedKeyValueStoreBuilder) either way.
+ */
 export interface KeyValueBytesStoreSupplier {
   readonly name: string
-  readonly kind: 'in-memory'
+  readonly kind: 'in-memory' | 'persistent'
+  readonly timestamped?: boolean
 }
 
-/** Java's Stores factory. Persistent stores are not implemented yet: every store lives in memory. */
+function supplierName(name: string): string {
+  if (!name) throw new TypeError('store name cannot be empty')
+  return name
+}
+
+/** Java's Stores factory for key-value stores (window and session stores: WindowStores, SessionStores). */
 export const Stores = {
   inMemoryKeyValueStore(name: string): KeyValueBytesStoreSupplier {
-    if (!name) throw new TypeError('store name cannot be empty')
-    return { name, kind: 'in-memory' }
+    return { name: supplierName(name), kind: 'in-memory' }
+  },
+  persistentKeyValueStore(name: string): KeyValueBytesStoreSupplier {
+    return { name: supplierName(name), kind: 'persistent', timestamped: false }
+  },
+  persistentTimestampedKeyValueStore(name: string): KeyValueBytesStoreSupplier {
+    return { name: supplierName(name), kind: 'persistent', timestamped: true }
   },
   keyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, V>> {
-    return new KeyValueStoreBuilder(supplier.name, keySerde, valueSerde)
+    return new KeyValueStoreBuilder(supplier, keySerde, valueSerde)
   },
   timestampedKeyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, ValueAndTimestamp<V>>> {
-    return new KeyValueStoreBuilder(supplier.name, keySerde, timestampedSerde(valueSerde), true)
+    return new KeyValueStoreBuilder(supplier, keySerde, timestampedSerde(valueSerde), true)
   },
+}
+
+/** The supplier of a DSL key-value store: Materialized's own, its store type, or in memory (see the README on the default). */
+export function dslKeyValueSupplier(name: string, materialized: { storeSupplier?: unknown; storeType?: string } | undefined): KeyValueBytesStoreSupplier {
+  const given = materialized?.storeSupplier
+  if (given !== undefined) {
+    const kind = (given as Partial<KeyValueBytesStoreSupplier>).kind
+    if (kind !== 'in-memory' && kind !== 'persistent') throw new TypeError(`Materialized.as(${(given as { name: string }).name}): a key-value table needs a key-value store supplier (Stores.inMemoryKeyValueStore / persistentKeyValueStore)`)
+    return given as KeyValueBytesStoreSupplier
+  }
+  return materialized?.storeType === 'persistent' ? Stores.persistentTimestampedKeyValueStore(name) : Stores.inMemoryKeyValueStore(name)
 }

@@ -38,6 +38,8 @@ export interface TaskConfig {
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
   /** What ProcessorContext#appConfigs returns (Java's application configs, internal ones included). */
   appConfigs?: Readonly<{ [key: string]: unknown }>
+  /** The task's directory, where persistent stores live (undefined: they use temporary ones). */
+  stateDir?: string
 }
 
 /** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
@@ -114,6 +116,7 @@ export class StreamTask {
         collector.send({ topic: `${config.applicationId}-${store}-changelog`, key, value, timestamp, headers: [], partition: id.partition })
       },
       currentTimestamp: () => this.currentTimestamp,
+      ...(config.stateDir === undefined ? {} : { stateDir: config.stateDir }),
     }
     for (const [name, entry] of builder.stores) {
       if (![...entry.processors].some((p) => names.has(p))) continue

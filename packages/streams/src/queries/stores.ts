@@ -1,5 +1,5 @@
 import { InvalidStateStoreException, StreamsException } from '../errors.js'
-import { InMemoryKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
+import { MeteredKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import type { KafkaStreamsState } from '../runtime/state.js'
 
 /** Java's StreamsNotStartedException: a query before start(). */
@@ -82,7 +82,7 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
   checkState(local, name, params.staleStoresEnabled)
   if (!local.knowsStore(name)) throw new UnknownStateStoreException(`Cannot get state store ${name} because no such store is registered in the topology.`)
   const timestampedView = params.queryableStoreType.kind === 'timestampedKeyValue'
-  const stores = (): InMemoryKeyValueStore<unknown, unknown>[] => {
+  const stores = (): MeteredKeyValueStore<unknown, unknown>[] => {
     checkState(local, name, params.staleStoresEnabled)
     const found = local.storesNamed(name).filter((s) => params.partition === undefined || s.partition === params.partition)
     if (found.length === 0) {
@@ -90,15 +90,15 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
       throw new InvalidStateStoreException(`The state store, ${name}, may have migrated to another instance${where}.`)
     }
     return found.map(({ store }) => {
-      if (!(store instanceof InMemoryKeyValueStore)) throw new InvalidStateStoreException(`Cannot get state store ${name}: it is not a key-value store`)
+      if (!(store instanceof MeteredKeyValueStore)) throw new InvalidStateStoreException(`Cannot get state store ${name}: it is not a key-value store`)
       if (timestampedView && !store.timestamped) throw new InvalidStateStoreException(`Cannot get state store ${name} because the queryable store type [timestampedKeyValueStore] does not accept the actual store type [keyValueStore].`)
       if (!store.isOpen()) throw new InvalidStateStoreException(`State store ${name} is closed, it may have migrated to another instance.`)
       return store
     })
   }
   // keyValueStore() over a DSL store strips the timestamps (Java's ReadOnlyKeyValueStoreFacade).
-  const view = (s: InMemoryKeyValueStore<unknown, unknown>, v: unknown) => (s.timestamped && !timestampedView ? (v as ValueAndTimestamp<unknown>).value : v)
-  const many = (pick: (s: InMemoryKeyValueStore<unknown, unknown>) => KeyValue<unknown, unknown>[]) =>
+  const view = (s: MeteredKeyValueStore<unknown, unknown>, v: unknown) => (s.timestamped && !timestampedView ? (v as ValueAndTimestamp<unknown>).value : v)
+  const many = (pick: (s: MeteredKeyValueStore<unknown, unknown>) => KeyValue<unknown, unknown>[]) =>
     stores().flatMap((s) => pick(s).map((kv) => ({ key: kv.key, value: view(s, kv.value) })))
   const store: ReadOnlyKeyValueStore<unknown, unknown> = {
     get: (key) => {

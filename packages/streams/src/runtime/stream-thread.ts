@@ -457,6 +457,7 @@ export class StreamThread {
     const { topology, config, applicationId } = this.env
     const task = new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
       applicationId,
+      stateDir: this.env.directory.taskDir(id),
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       wallClock: Date.now,

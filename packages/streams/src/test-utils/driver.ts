@@ -3,7 +3,7 @@ import { NoSuchElementError } from './errors.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import type { Headers } from '../record.js'
-import { deserializeSync, InMemoryKeyValueStore, serializeSync, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
+import { deserializeSync, MeteredKeyValueStore, serializeSync, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import { RecordQueue, StreamTask, type RawRecord } from '../internal/task.js'
 import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
@@ -135,13 +135,13 @@ export class TopologyTestDriver {
   /** A plain key-value view; for a timestamped store (the DSL's) it returns the values alone, as Java's driver does. */
   getKeyValueStore<K, V>(name: string): KeyValueStore<K, V> | undefined {
     const s = this.findStore(name)
-    if (!(s instanceof InMemoryKeyValueStore)) return undefined
-    return s.timestamped ? valuesOnly<K, V>(s as InMemoryKeyValueStore<K, ValueAndTimestamp<V>>) : (s as KeyValueStore<K, V>)
+    if (!(s instanceof MeteredKeyValueStore)) return undefined
+    return s.timestamped ? valuesOnly<K, V>(s as MeteredKeyValueStore<K, ValueAndTimestamp<V>>) : (s as KeyValueStore<K, V>)
   }
 
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.findStore(name)
-    return s instanceof InMemoryKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
+    return s instanceof MeteredKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
   }
 
   /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */
@@ -212,7 +212,7 @@ export class TopologyTestDriver {
   }
 }
 
-function valuesOnly<K, V>(s: InMemoryKeyValueStore<K, ValueAndTimestamp<V>>): KeyValueStore<K, V> {
+function valuesOnly<K, V>(s: MeteredKeyValueStore<K, ValueAndTimestamp<V>>): KeyValueStore<K, V> {
   const strip = (kvs: KeyValue<K, ValueAndTimestamp<V>>[]) => kvs.map((e) => ({ key: e.key, value: e.value.value }))
   const now = () => 0
   return {
