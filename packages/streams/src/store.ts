@@ -79,8 +79,8 @@ export class InMemoryKeyValueBytesStore {
     const hi = to === undefined ? undefined : to.toString('latin1')
     if (lo !== undefined && hi !== undefined && lo > hi) return []
     const out: [Buffer, Buffer][] = []
-    for (const k of keys) {
-      if (lo !== undefined && k < lo) continue
+    for (let i = lo === undefined ? 0 : lowerBound(keys, lo); i < keys.length; i++) {
+      const k = keys[i]!
       if (hi !== undefined && k > hi) break
       out.push([Buffer.from(k, 'latin1'), this.map.get(k)!])
     }
@@ -102,6 +102,18 @@ export class InMemoryKeyValueBytesStore {
     if (this.sorted === undefined) this.sorted = [...this.map.keys()].sort()
     return this.sorted
   }
+}
+
+/** The first index of a sorted array whose element is >= k. */
+function lowerBound(sorted: readonly string[], k: string): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid]! < k) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }
 
 /** Encodes store values: plain (KeyValueStore) or with the record timestamp in front (Java's timestamped stores). */
