@@ -3,6 +3,10 @@ import { join } from 'node:path'
 import { InvalidStateStoreException, StreamsException } from './errors.js'
 import { CHECKPOINT_FILE, readCheckpoint } from './runtime/checkpoint.js'
 import { LmdbEnv, LmdbKeyValueBytesStore } from './state/lmdb.js'
+import { PersistentSessionStore } from './state/persistent-session.js'
+import { PersistentWindowStore } from './state/persistent-window.js'
+import { InMemorySessionStore, SessionStores, type SessionBytesStoreSupplier } from './windows/session-store.js'
+import { InMemoryWindowStore, WindowStores, type WindowBytesStoreSupplier } from './windows/window-store.js'
 
 /** What a store sees of its task when it is initialised. */
 export interface StateStoreContext {
@@ -408,15 +412,70 @@ export const Stores = {
   timestampedKeyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, ValueAndTimestamp<V>>> {
     return new KeyValueStoreBuilder(supplier, keySerde, timestampedSerde(valueSerde), true)
   },
+  /** Java's Stores.persistentWindowStore: for WindowStores.windowStoreBuilder / timestampedWindowStoreBuilder (same checks as the in-memory one). */
+  persistentWindowStore(name: string, retentionPeriodMs: number, windowSizeMs: number, retainDuplicates: boolean): WindowBytesStoreSupplier {
+    const s = WindowStores.inMemoryWindowStore(name, retentionPeriodMs, windowSizeMs, retainDuplicates)
+    return { ...s, build: (k, v, logging, timestamped) => new PersistentWindowStore(name, retentionPeriodMs, windowSizeMs, retainDuplicates, k, v, logging, timestamped) }
+  },
+  /** Java's Stores.persistentTimestampedWindowStore (the DSL's); values carry their timestamp when built by timestampedWindowStoreBuilder, as with persistentWindowStore. */
+  persistentTimestampedWindowStore(name: string, retentionPeriodMs: number, windowSizeMs: number, retainDuplicates: boolean): WindowBytesStoreSupplier {
+    return Stores.persistentWindowStore(name, retentionPeriodMs, windowSizeMs, retainDuplicates)
+  },
+  /** Java's Stores.persistentSessionStore: for SessionStores.sessionStoreBuilder. */
+  persistentSessionStore(name: string, retentionPeriodMs: number): SessionBytesStoreSupplier {
+    const s = SessionStores.inMemorySessionStore(name, retentionPeriodMs)
+    return { ...s, build: (k, v, logging) => new PersistentSessionStore(name, retentionPeriodMs, k, v, logging) }
+  },
 }
 
-/** The supplier of a DSL key-value store: Materialized's own, its store type, or in memory (see the README on the default). */
-export function dslKeyValueSupplier(name: string, materialized: { storeSupplier?: unknown; storeType?: string } | undefined): KeyValueBytesStoreSupplier {
+type DslChoice = { storeSupplier?: unknown; storeType?: string } | undefined
+type DslDefaults = { readonly dslStore?: 'rocksDB' | 'in_memory' }
+
+/** Persistent when Materialized says so, or (saying nothing) when the run's default.dsl.store is rocksDB: decided when a task builds the store. */
+function persistentDsl(materialized: DslChoice, defaults: DslDefaults): () => boolean {
+  const type = materialized?.storeType
+  return () => (type === undefined ? defaults.dslStore === 'rocksDB' : type === 'persistent')
+}
+
+/** The supplier of a DSL key-value store: Materialized's own (Materialized.as(Stores.persistentKeyValueStore(...))), or the engine its store type or default.dsl.store names. */
+export function dslKeyValueSupplier(name: string, materialized: DslChoice, defaults: DslDefaults): KeyValueBytesStoreSupplier {
   const given = materialized?.storeSupplier
   if (given !== undefined) {
     const kind = (given as Partial<KeyValueBytesStoreSupplier>).kind
     if (kind !== 'in-memory' && kind !== 'persistent') throw new TypeError(`Materialized.as(${(given as { name: string }).name}): a key-value table needs a key-value store supplier (Stores.inMemoryKeyValueStore / persistentKeyValueStore)`)
     return given as KeyValueBytesStoreSupplier
   }
-  return materialized?.storeType === 'persistent' ? Stores.persistentTimestampedKeyValueStore(name) : Stores.inMemoryKeyValueStore(name)
+  const persistent = persistentDsl(materialized, defaults)
+  return { name: supplierName(name), get kind() { return persistent() ? 'persistent' as const : 'in-memory' as const } }
+}
+
+/** The supplier of a DSL window store, as dslKeyValueSupplier. */
+export function dslWindowSupplier(materialized: DslChoice, name: string, retentionPeriodMs: number, windowSizeMs: number, defaults: DslDefaults): WindowBytesStoreSupplier {
+  const given = materialized?.storeSupplier as Partial<WindowBytesStoreSupplier> | undefined
+  if (given !== undefined) {
+    if (given.windowSizeMs === undefined) throw new TypeError(`Materialized.as(${given.name}): a windowed aggregation needs a window store supplier (WindowStores.inMemoryWindowStore / Stores.persistentWindowStore)`)
+    return given as WindowBytesStoreSupplier
+  }
+  const persistent = persistentDsl(materialized, defaults)
+  const s = WindowStores.inMemoryWindowStore(name, retentionPeriodMs, windowSizeMs, false)
+  return {
+    ...s,
+    build: (k, v, logging, timestamped) => (persistent()
+      ? new PersistentWindowStore(name, retentionPeriodMs, windowSizeMs, false, k, v, logging, timestamped)
+      : new InMemoryWindowStore(name, retentionPeriodMs, windowSizeMs, false, k, v, logging, timestamped)),
+  }
+}
+
+/** The supplier of a DSL session store, as dslKeyValueSupplier. */
+export function dslSessionSupplier(materialized: DslChoice, name: string, retentionPeriodMs: number, defaults: DslDefaults): SessionBytesStoreSupplier {
+  const given = materialized?.storeSupplier as Partial<SessionBytesStoreSupplier & WindowBytesStoreSupplier> | undefined
+  if (given !== undefined) {
+    if (given.retentionPeriodMs === undefined || given.windowSizeMs !== undefined) throw new TypeError(`Materialized.as(${given.name}): a session aggregation needs a session store supplier (SessionStores.inMemorySessionStore / Stores.persistentSessionStore)`)
+    return given as SessionBytesStoreSupplier
+  }
+  const persistent = persistentDsl(materialized, defaults)
+  return {
+    ...SessionStores.inMemorySessionStore(name, retentionPeriodMs),
+    build: (k, v, logging) => (persistent() ? new PersistentSessionStore(name, retentionPeriodMs, k, v, logging) : new InMemorySessionStore(name, retentionPeriodMs, k, v, logging)),
+  }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { Serdes, TopologyTestDriver } from '@tidelog/streams'
 import { buildWindowTopology } from './windows-topologies.js'
+import { runGoldenTopology } from './helpers/golden-run.js'
 
 interface Step { topic?: string; key?: string | null; value?: string | null; timestamp?: number; advanceWallClockMs?: number }
 interface Spec { outputs: { [topic: string]: { key: 'string' | 'hex'; value: 'string' | 'long' } }; steps: Step[] }
@@ -16,23 +16,7 @@ const golden = JSON.parse(readFileSync(new URL('./golden/windows-java-outputs.js
 
 /** Runs one topology through our driver with the Java program's config; windowed keys are compared as the hex of their bytes. */
 function run(name: string, spec: Spec) {
-  const topology = buildWindowTopology(name)
-  const driver = new TopologyTestDriver(topology, { 'application.id': 'windows-app', 'default.key.serde': Serdes.String(), 'default.value.serde': Serdes.String() }, 1_000_000)
-  try {
-    for (const step of spec.steps) {
-      if (step.advanceWallClockMs !== undefined) driver.advanceWallClockTime(step.advanceWallClockMs)
-      else driver.createInputTopic(step.topic!, Serdes.String(), Serdes.String()).pipeInput(step.key ?? null, step.value ?? null, step.timestamp!)
-    }
-    const outputs: Outputs = {}
-    for (const [topic, type] of Object.entries(spec.outputs)) {
-      const out = driver.createOutputTopic<unknown, unknown>(topic, type.key === 'hex' ? Serdes.ByteArray() : Serdes.String(), type.value === 'long' ? Serdes.Long() : Serdes.String())
-      outputs[topic] = out.isEmpty() ? [] : out.readRecordsToList().map((r) => ({ key: r.key === null ? null : Buffer.isBuffer(r.key) ? r.key.toString('hex') : (r.key as string), value: r.value, timestamp: r.timestamp }))
-    }
-    const dropped = driver.metrics().find((m) => m.name === 'dropped-records-total')!.value
-    return { describe: topology.describe().toString(), outputs, droppedRecords: dropped }
-  } finally {
-    driver.close()
-  }
+  return runGoldenTopology(buildWindowTopology(name), spec, { 'application.id': 'windows-app' })
 }
 
 describe(`windows, suppress and stream-stream joins: Kafka Streams ${golden.kafkaStreamsVersion}'s TopologyTestDriver outputs`, () => {

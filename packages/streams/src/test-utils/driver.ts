@@ -9,6 +9,8 @@ import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
 import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../windows/window-store.js'
 import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
+import { PersistentSessionStore } from '../state/persistent-session.js'
+import { PersistentWindowStore } from '../state/persistent-window.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -52,6 +54,7 @@ export class TopologyTestDriver {
     this.wallClock = initialWallClockTimeMs
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
     if (config['default.value.serde'] && !topology.defaults.value) topology.defaults.value = config['default.value.serde']
+    topology.defaults.dslStore = config['default.dsl.store']
     const internal = topology.internal
     const globalNodes = new Set([...internal.nodeGroups().values()].filter((g) => internal.isGlobalGroup(g)).flat())
     const taskConfig = {
@@ -147,18 +150,18 @@ export class TopologyTestDriver {
   /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */
   getWindowStore<K, V>(name: string): ReturnType<typeof windowValuesOnly<K, V>> | WindowStore<K, V> | undefined {
     const s = this.task.stores.get(name)
-    if (!(s instanceof InMemoryWindowStore)) return undefined
+    if (!(s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore)) return undefined
     return s.timestamped ? windowValuesOnly<K, V>(s as InMemoryWindowStore<K, ValueAndTimestamp<V>>) : (s as WindowStore<K, V>)
   }
 
   getTimestampedWindowStore<K, V>(name: string): WindowStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.task.stores.get(name)
-    return s instanceof InMemoryWindowStore && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
+    return (s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore) && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
   }
 
   getSessionStore<K, V>(name: string): SessionStore<K, V> | undefined {
     const s = this.task.stores.get(name)
-    return s instanceof InMemorySessionStore ? (s as SessionStore<K, V>) : undefined
+    return s instanceof InMemorySessionStore || s instanceof PersistentSessionStore ? (s as SessionStore<K, V>) : undefined
   }
 
   /** The task's metrics Java's driver exposes that we keep: dropped-records-total (late, null-key and skipped records). */

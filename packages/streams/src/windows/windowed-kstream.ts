@@ -1,7 +1,7 @@
 import type { Serde } from '@tidelog/client'
 import { Serdes } from '../serdes.js'
 import type { ProcessorSupplier } from '../processor.js'
-import type { StoreBuilder } from '../store.js'
+import { dslSessionSupplier, dslWindowSupplier, type StoreBuilder } from '../store.js'
 import { createRepartitionedSource } from '../dsl/kstream.js'
 import { KTable } from '../dsl/ktable.js'
 import { Named, type Materialized } from '../dsl/options.js'
@@ -38,7 +38,7 @@ abstract class WindowedKStreamBase<K, V> {
 
   protected abstract windowedKeySerde(keySerde: Serde<K>): Serde<Windowed<K>>
   protected abstract grace(): number
-  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder
+  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder
 
   /**
    * Java's GroupedStreamAggregateBuilder for windows: store name drawn first, then the
@@ -53,7 +53,7 @@ abstract class WindowedKStreamBase<K, V> {
     const old: OldValues = { enabled: false }
     b.topology.addProcessor(name, supplier(storeName, old), [parent])
     const keySerde = lazySerde(materialized?.keySerde ?? this.source.keySerde, builder.defaults, true) as Serde<K>
-    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false))
+    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false), materialized)
     if (materialized && !materialized.loggingEnabled) store.withLoggingDisabled()
     else store.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
     b.topology.addStateStore(store, [name])
@@ -88,10 +88,10 @@ export class TimeWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
   }
 
   /** Java's retention default: size + grace (2 * difference + grace for sliding windows, which look back that far). */
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder {
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder {
     const w = this.windows
     const retention = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
-    return WindowStores.timestampedWindowStoreBuilder(WindowStores.inMemoryWindowStore(name, retention, this.windowSize(), false), keySerde, valueSerde)
+    return WindowStores.timestampedWindowStoreBuilder(dslWindowSupplier(materialized, name, retention, this.windowSize(), this.source.builder.defaults), keySerde, valueSerde)
   }
 
   private supplier<A>(init: Initializer<A>, agg: Aggregator<K, V, A>) {
@@ -132,8 +132,8 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows.inactivityGap() + this.windows.gracePeriodMs()
   }
 
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>): StoreBuilder {
-    return SessionStores.sessionStoreBuilder(SessionStores.inMemorySessionStore(name, this.windows.inactivityGap() + this.windows.gracePeriodMs()), keySerde, valueSerde)
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder {
+    return SessionStores.sessionStoreBuilder(dslSessionSupplier(materialized, name, this.windows.inactivityGap() + this.windows.gracePeriodMs(), this.source.builder.defaults), keySerde, valueSerde)
   }
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<Windowed<K>, number> {
