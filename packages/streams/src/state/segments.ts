@@ -21,7 +21,8 @@ export class Segments {
     // Reopen the segments a previous run left (a sub-database name is a key of the root database).
     const prefix = `${name}.`
     for (const k of env.db().getKeys({}) as Iterable<Buffer>) {
-      const s = Buffer.from(k).toString('latin1')
+      // LMDB keeps a sub-database's name with its C string terminator.
+      const s = Buffer.from(k).toString('latin1').replace(/\u0000$/, '')
       if (s.startsWith(prefix) && /^\d+$/.test(s.slice(prefix.length))) this.get(Number(s.slice(prefix.length)) / interval, true)
     }
   }
