@@ -5,7 +5,7 @@ import { open } from 'lmdb'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   Consumed, InMemorySessionStore, InMemoryWindowStore, Materialized, PersistentSessionStore, PersistentWindowStore, Serdes, SessionWindows,
-  Stores, StreamsBuilder, TaskId, TimeWindows, TopologyTestDriver, Window, Windowed, writeCheckpoint, type KeyValue, type StateStoreContext,
+  Stores, StreamsBuilder, TaskId, type KStream, TimeWindows, TopologyTestDriver, Window, Windowed, writeCheckpoint, type KeyValue, type StateStoreContext,
 } from '@tidelog/streams'
 
 const S = Serdes.String()
@@ -153,7 +153,7 @@ describe('persistent session store (LMDB segments)', () => {
 
 describe('DSL windows on persistent stores', () => {
   it('Materialized.as(Stores.persistentWindowStore(...)), withStoreType and default.dsl.store give persistent stores the driver reads', () => {
-    const build = (count: (s: ReturnType<StreamsBuilder['stream']>) => void) => {
+    const build = (count: (s: KStream<string, string>) => void) => {
       const b = new StreamsBuilder()
       count(b.stream('clicks', Consumed.with(S, S)))
       return b.build()

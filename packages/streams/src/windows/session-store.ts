@@ -178,7 +178,7 @@ export interface SessionBytesStoreSupplier {
   readonly name: string
   readonly retentionPeriodMs: number
   /** Builds a store other than the in-memory one (Stores.persistentSessionStore's). */
-  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean) => SessionStore<any, any>
+  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean) => SessionStore<any, any> & { readonly expiredRecords: number }
 }
 
 export class SessionStoreBuilder<K, V> implements StoreBuilder<SessionStore<K, V>> {
@@ -207,7 +207,7 @@ export class SessionStoreBuilder<K, V> implements StoreBuilder<SessionStore<K, V
     return this
   }
 
-  build(): SessionStore<K, V> {
+  build(): SessionStore<K, V> & { readonly expiredRecords: number } {
     if (this.supplier.build) return this.supplier.build(this.keySerde, this.valueSerde, this.loggingEnabled)
     return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled)
   }

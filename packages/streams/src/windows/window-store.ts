@@ -339,7 +339,7 @@ export interface WindowBytesStoreSupplier {
   readonly windowSizeMs: number
   readonly retainDuplicates: boolean
   /** Builds a store other than the in-memory one (Stores.persistentWindowStore's). */
-  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean, timestamped: boolean) => WindowStore<any, any>
+  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean, timestamped: boolean) => WindowStore<any, any> & { readonly expiredRecords: number }
 }
 
 export class WindowStoreBuilder<K, V> implements StoreBuilder<WindowStore<K, V>> {
@@ -374,7 +374,7 @@ export class WindowStoreBuilder<K, V> implements StoreBuilder<WindowStore<K, V>>
     return this
   }
 
-  build(): WindowStore<K, V> {
+  build(): WindowStore<K, V> & { readonly expiredRecords: number } {
     const s = this.supplier
     if (s.build) return s.build(this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
     return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
