@@ -2,10 +2,10 @@
  * Store engines side by side: the in-memory store, the LMDB persistent store, and a plain
  * append-only file (a log replayed into a Map on open: what "persistent" costs at its cheapest).
  * Rates are operations per second through the typed store API (String keys, Long values), with a
- * flush every 1,000 writes (a commit). Run: `npx tsx packages/streams/bench/stores.ts [keys]`.
+ * flush every 1,000 writes (a commit; LMDB and the file both fsync there). Run: `npx tsx packages/streams/bench/stores.ts [keys]`.
  * One machine, one run: compare the columns, not the absolute numbers.
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { InMemoryKeyValueStore, PersistentKeyValueStore, Serdes, TaskId, type KeyValueStore, type StateStoreContext } from '../src/index.js'
@@ -46,7 +46,10 @@ class AppendOnlyFile {
     return this.map.get(k)
   }
   flush(): void {
-    if (this.buf.length > 0) writeSync(this.fd, Buffer.concat(this.buf))
+    if (this.buf.length > 0) {
+      writeSync(this.fd, Buffer.concat(this.buf))
+      fsyncSync(this.fd)
+    }
     this.buf = []
   }
   close(): void {

@@ -43,14 +43,15 @@ export class LmdbEnv {
     this.dir = dir ?? mkdtempSync(join(tmpdir(), 'tidelog-store-'))
     if (opts.wipe) rmSync(this.dir, { recursive: true, force: true })
     mkdirSync(this.dir, { recursive: true })
-    // The changelog is the store's write-ahead log (as Java's RocksDB stores run with the WAL off), so
-    // a commit need not fsync: a checkpoint is only written after flush(), and a lost page only means a longer restore.
+    // Each flush is one synced LMDB transaction: the task's checkpoint (written after a flush, and
+    // fsynced) must never claim more than the disk holds, even after a power loss. A temporary
+    // store (the test driver's) needs no durability.
     this.root = open<Buffer, Buffer>({
       path: join(this.dir, 'data.mdb'),
       keyEncoding: 'binary',
       encoding: 'binary',
       compression: false,
-      noSync: true,
+      noSync: this.temporary,
       maxDbs: opts.maxDbs ?? 12,
     })
   }
