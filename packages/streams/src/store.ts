@@ -212,6 +212,11 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
     this.checked().put(key, value)
   }
 
+  /** Empties the store before a restore from the start (its local state is not trusted). */
+  wipe(): void {
+    this.checked().clear()
+  }
+
   get(key: K): V | undefined {
     const v = this.checked().get(this.k(key))
     return v === undefined ? undefined : this.v(v)

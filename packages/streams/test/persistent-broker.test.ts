@@ -5,7 +5,7 @@ import type { Admin } from '@tidelog/client'
 import { Consumer } from '@tidelog/consumer'
 import type { Producer } from '@tidelog/producer'
 import { describe, expect, it } from 'vitest'
-import { Grouped, KafkaStreams, Materialized, Produced, readCheckpoint, Serdes, StreamsBuilder, type DslStoreType, type StreamsConfig } from '@tidelog/streams'
+import { Grouped, KafkaStreams, Materialized, Produced, readCheckpoint, Serdes, StreamsBuilder, writeCheckpoint, type DslStoreType, type StreamsConfig } from '@tidelog/streams'
 import { useBroker } from './helpers/broker.js'
 import { waitForState } from './helpers/wordcount.js'
 
@@ -62,7 +62,7 @@ async function counts(topic: string, want: { [w: string]: number }): Promise<{ [
 const send = (topic: string, lines: string[]) => producer.send(lines.map((value) => ({ topic, key: null, value })))
 
 describe('persistent stores on the broker', () => {
-  it('at_least_once: a clean restart of a persistent store restores nothing (the checkpoint covers it); an in-memory one restores the whole changelog', async () => {
+  it('at_least_once: a clean restart of a persistent store restores nothing (the checkpoint covers it); an in-memory one restores the whole changelog; a checkpoint past the end restores from the start', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'tidelog-pstore-alos-'))
     try {
       await admin.createTopics([{ name: 'p1-lines', partitions: 1 }, { name: 'p1-counts', partitions: 1 }])
@@ -89,6 +89,17 @@ describe('persistent stores on the broker', () => {
       expect(await counts('p1-counts', { a: 4, b: 2, c: 1, d: 2 })).toEqual({ a: 4, b: 2, c: 1, d: 2 })
       expect(third.restoredRecords).toBe(8)
       await third.close()
+
+      // The persistent store on disk still holds run two's counts (d = 1). A checkpoint past the changelog's
+      // end (9 records) must not keep it: the store is emptied and restored from the start, as Java does.
+      writeCheckpoint(join(stateDir, 'p1-app', '1_0', '.checkpoint'), [{ topic: 'p1-app-counts-changelog', partition: 0, offset: 1000n }])
+      const fourth = new KafkaStreams(wordCount('p1', 'persistent'), config)
+      await fourth.start()
+      await send('p1-lines', ['d'])
+      expect(await counts('p1-counts', { a: 4, b: 2, c: 1, d: 3 })).toEqual({ a: 4, b: 2, c: 1, d: 3 })
+      expect(fourth.restoredRecords).toBe(9)
+      await fourth.close()
+      expect(readCheckpoint(join(stateDir, 'p1-app', '1_0', '.checkpoint'))).toEqual([{ topic: 'p1-app-counts-changelog', partition: 0, offset: 9n }])
     } finally {
       rmSync(stateDir, { recursive: true, force: true })
     }

@@ -472,6 +472,7 @@ export class StreamThread {
       reader: this.restoreConsumer,
       from,
       onApplied: (changelog, offset) => this.env.directory.advance(id, changelog, offset),
+      onWiped: (changelog) => this.env.directory.forget(id, changelog),
     })
     return task
   }

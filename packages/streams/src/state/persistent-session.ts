@@ -48,6 +48,12 @@ export class PersistentSessionStore<K, V> implements SessionStore<K, V> {
     return this.segments !== undefined
   }
 
+  /** Empties the store before a restore from the start (its local state is not trusted). */
+  wipe(): void {
+    this.open().clear()
+    this.observedStreamTime = -1
+  }
+
   flush(): void {
     this.segments?.flush()
   }

@@ -52,6 +52,12 @@ export class PersistentWindowStore<K, V> implements WindowStore<K, V> {
     return this.segments !== undefined
   }
 
+  /** Empties the store before a restore from the start (its local state is not trusted). */
+  wipe(): void {
+    this.open().clear()
+    this.observedStreamTime = -1
+  }
+
   flush(): void {
     this.segments?.flush()
   }

@@ -68,4 +68,10 @@ export class Segments {
   flush(): void {
     for (const s of this.segments.values()) s.flush()
   }
+
+  /** Drops every segment (the store's contents are not trusted). */
+  clear(): void {
+    for (const s of this.segments.values()) s.drop()
+    this.segments.clear()
+  }
 }
