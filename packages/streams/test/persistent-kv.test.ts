@@ -39,13 +39,12 @@ const hex = (kvs: { key: Uint8Array; value: Uint8Array }[]) => kvs.map((e) => `$
 
 describe('persistent key-value store (LMDB)', () => {
   it('answers every get, range, reverse range, prefix scan and count as the in-memory store does, in unsigned byte order, across flushes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tidelog-pkv-'))
-    dirs.push(dir)
     const p = new PersistentKeyValueStore<Uint8Array, Uint8Array>('s', B, B, true)
     const m = new InMemoryKeyValueStore<Uint8Array, Uint8Array>('s', B, B, true)
     const plog: { key: Buffer; value: Buffer | null }[] = []
     const mlog: { key: Buffer; value: Buffer | null }[] = []
-    p.init(context(dir, plog))
+    // No task directory: a temporary, unsynced environment (the on-disk layout is the next test's).
+    p.init(context(undefined, plog))
     m.init(context(undefined, mlog))
     const r = rng(7)
     // Short keys over a few byte values (0x00, 0x7f, 0x80, 0xff among them) collide and nest as prefixes often, the empty key included.

@@ -53,7 +53,7 @@ describe('persistent window store (LMDB segments)', () => {
       const m = new InMemoryWindowStore<string, string>('w', retention, 10_000, dups, S, S, true)
       const plog: string[] = []
       const mlog: string[] = []
-      p.init(context(tempDir('tidelog-pw-'), plog))
+      p.init(context(undefined, plog))
       m.init(context(undefined, mlog))
       const r = rng(dups ? 11 : 5)
       let now = 0
@@ -117,7 +117,7 @@ describe('persistent session store (LMDB segments)', () => {
     const m = new InMemorySessionStore<string, string>('s', 100_000, S, S, true)
     const plog: string[] = []
     const mlog: string[] = []
-    p.init(context(tempDir('tidelog-ps-'), plog))
+    p.init(context(undefined, plog))
     m.init(context(undefined, mlog))
     const r = rng(3)
     let now = 0
