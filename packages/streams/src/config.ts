@@ -40,6 +40,11 @@ export interface StreamsConfig {
    * 'rocksDB' makes them persistent (LMDB here), 'in_memory' (our default) keeps them in memory.
    */
   'default.dsl.store'?: 'rocksDB' | 'in_memory'
+  /**
+   * Bytes of record cache per stream thread (Java's statestore.cache.max.bytes). Our default is 0
+   * (no caching, every update forwarded); Java's is 10485760.
+   */
+  'statestore.cache.max.bytes'?: number
   /** Prefix of the clients' ids (default `<application.id>-<processId>`). */
   'client.id'?: string
   /** How often repartition topics are purged after a commit (KIP-811; default 30000). */

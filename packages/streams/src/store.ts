@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { InvalidStateStoreException, StreamsException } from './errors.js'
 import { CHECKPOINT_FILE, readCheckpoint } from './runtime/checkpoint.js'
 import { LmdbEnv, LmdbKeyValueBytesStore } from './state/lmdb.js'
+import type { CacheRecordContext, DirtyEntry, ThreadCache } from './state/cache.js'
 import { PersistentSessionStore } from './state/persistent-session.js'
 import { PersistentWindowStore } from './state/persistent-window.js'
 import { InMemorySessionStore, SessionStores, type SessionBytesStoreSupplier } from './windows/session-store.js'
@@ -18,7 +19,14 @@ export interface StateStoreContext {
   currentTimestamp(): number
   /** The task's directory, `<state.dir>/<application.id>/<taskId>` (Java's StateStoreContext#stateDir); undefined in the test driver, where persistent stores use a temporary directory. */
   readonly stateDir?: string
+  /** The stream thread's record cache (statestore.cache.max.bytes > 0), for stores with caching on. */
+  readonly cache?: ThreadCache
+  /** The record being processed, as a cached write remembers it. */
+  recordContext?(): CacheRecordContext
 }
+
+/** Told each update a cached store flushes or evicts (Java's CacheFlushListener), with the old value when asked for. */
+export type FlushListener<K, V> = (key: K, newValue: V | null, oldValue: V | null, context: CacheRecordContext) => void
 
 export interface StateStore {
   readonly name: string
@@ -176,6 +184,10 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   private bytes: KeyValueBytesStore | undefined
   protected context: StateStoreContext | undefined
   private open = false
+  /** Java's CachingKeyValueStore layer, when caching is on and the thread has a cache. */
+  private cache: ThreadCache | undefined
+  private namespace = ''
+  private listener: { fn: FlushListener<K, V>; sendOldValues: () => boolean } | undefined
 
   constructor(
     readonly name: string,
@@ -184,6 +196,7 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
     readonly logging: boolean,
     /** Values are ValueAndTimestamp (Java's TimestampedKeyValueStore). */
     readonly timestamped = false,
+    readonly caching = false,
   ) {}
 
   protected abstract openBytes(context: StateStoreContext): KeyValueBytesStore
@@ -191,7 +204,21 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   init(context: StateStoreContext): void {
     this.context = context
     this.bytes = this.openBytes(context)
+    if (this.caching && context.cache !== undefined && context.cache.maxBytes > 0) {
+      this.cache = context.cache
+      this.namespace = `${context.taskId.toString()}-${this.name}`
+      this.cache.register(this.namespace, (entries) => this.flushEntries(entries))
+    }
     this.open = true
+  }
+
+  /**
+   * Java's setFlushListener: with a cache, updates reach `fn` when they leave the cache (commit or
+   * eviction) instead of being forwarded by the processor; returns whether that is so.
+   */
+  setFlushListener(fn: FlushListener<K, V>, sendOldValues: () => boolean): boolean {
+    this.listener = { fn, sendOldValues }
+    return this.cache !== undefined
   }
 
   isOpen(): boolean {
@@ -199,10 +226,13 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   }
 
   flush(): void {
+    if (this.cache !== undefined) this.cache.flush(this.namespace)
     this.bytes?.flush()
   }
 
   close(): void {
+    // A close without a flush first (dirty) drops what the cache held, as Java's.
+    this.cache?.unregister(this.namespace)
     if (this.open) this.bytes?.flush()
     this.open = false
   }
@@ -218,8 +248,36 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   }
 
   get(key: K): V | undefined {
-    const v = this.checked().get(this.k(key))
+    const v = this.getBytes(this.k(key))
     return v === undefined ? undefined : this.v(v)
+  }
+
+  /** Java's CachingKeyValueStore#getInternal: a miss read from the store is cached clean. */
+  private getBytes(k: Buffer): Buffer | undefined {
+    if (this.cache === undefined) return this.checked().get(k)
+    const hit = this.cache.get(this.namespace, k)
+    if (hit !== undefined) return hit.value ?? undefined
+    const raw = this.checked().get(k)
+    if (raw !== undefined) this.cache.put(this.namespace, k, raw, this.recordContext(), false)
+    return raw
+  }
+
+  private recordContext(): CacheRecordContext {
+    return this.context?.recordContext?.() ?? { timestamp: this.context?.currentTimestamp() ?? 0, offset: -1, partition: -1, topic: '', headers: [] }
+  }
+
+  /** Dirty entries leaving the cache: written to the store and changelog, then told to the listener (CachingKeyValueStore#putAndMaybeForward). */
+  private flushEntries(entries: DirtyEntry[]): void {
+    const bytes = this.checked()
+    for (const e of entries) {
+      const send = this.listener?.sendOldValues() ?? false
+      const rawOld = e.value === null || send ? bytes.get(e.key) : undefined
+      // Neither in the store nor cached before: nothing to write or forward.
+      if (e.value === null && rawOld === undefined) continue
+      bytes.put(e.key, e.value)
+      if (this.logging && this.context) this.context.logChange(this.name, e.key, e.value, e.context.timestamp)
+      this.listener?.fn(deserializeSync(this.keySerde, e.key, true), e.value === null ? null : this.v(e.value), send && rawOld !== undefined ? this.v(rawOld) : null, e.context)
+    }
   }
 
   put(key: K, value: V | null): void {
@@ -238,13 +296,23 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
 
   delete(key: K): V | undefined {
     const k = this.k(key)
-    const old = this.checked().get(k)
+    const old = this.getBytes(k)
     this.write(k, null)
     return old === undefined ? undefined : this.v(old)
   }
 
   range(from: K | undefined, to: K | undefined): KeyValue<K, V>[] {
-    return this.checked().range(from === undefined ? undefined : this.k(from), to === undefined ? undefined : this.k(to)).map(([k, v]) => this.kv(k, v))
+    return this.rangeBytes(from === undefined ? undefined : this.k(from), to === undefined ? undefined : this.k(to)).map(([k, v]) => this.kv(k, v))
+  }
+
+  /** The store's range with the cache's entries over it (Java's MergedSortedCacheKeyValueBytesStoreIterator). */
+  private rangeBytes(from: Buffer | undefined, to: Buffer | undefined): [Buffer, Buffer][] {
+    const stored = this.checked().range(from, to)
+    if (this.cache === undefined) return stored
+    if (from !== undefined && to !== undefined && Buffer.compare(from, to) > 0) return []
+    const merged = new Map<string, [Buffer, Buffer] | null>(stored.map((e) => [e[0].toString('latin1'), e]))
+    for (const c of this.cache.range(this.namespace, from, to)) merged.set(c.key.toString('latin1'), c.value === null ? null : [c.key, c.value])
+    return [...merged.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).flatMap(([, e]) => (e === null ? [] : [e]))
   }
 
   reverseRange(from: K | undefined, to: K | undefined): KeyValue<K, V>[] {
@@ -255,7 +323,7 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   prefixScan<P>(prefix: P, prefixKeySerde: Serde<P>): KeyValue<K, V>[] {
     const p = serializeSync(prefixKeySerde, prefix, true)
     const out: KeyValue<K, V>[] = []
-    for (const [k, v] of this.checked().range(p, undefined)) {
+    for (const [k, v] of this.rangeBytes(p, undefined)) {
       if (k.length < p.length || k.compare(p, 0, p.length, 0, p.length) !== 0) break
       out.push(this.kv(k, v))
     }
@@ -275,6 +343,11 @@ export abstract class MeteredKeyValueStore<K, V> implements KeyValueStore<K, V> 
   }
 
   private write(key: Buffer, value: Buffer | null): void {
+    if (this.cache !== undefined) {
+      this.checked()
+      this.cache.put(this.namespace, key, value, this.recordContext(), true)
+      return
+    }
     this.checked().put(key, value)
     if (this.logging && this.context) this.context.logChange(this.name, key, value, this.context.currentTimestamp())
   }
@@ -348,12 +421,17 @@ export interface StoreBuilder<S extends StateStore = StateStore> {
   readonly logConfig: Readonly<Record<string, string>>
   withLoggingEnabled(config?: Record<string, string>): this
   withLoggingDisabled(): this
+  /** Java's record cache switch (key-value stores so far). */
+  withCachingEnabled?(): this
+  withCachingDisabled?(): this
   build(): S
 }
 
 class KeyValueStoreBuilder<K, V> implements StoreBuilder<MeteredKeyValueStore<K, V>> {
   loggingEnabled = true
   logConfig: Record<string, string> = {}
+  /** Off by default for Processor API stores, as Java's StoreBuilder (the DSL turns it on). */
+  cachingEnabled = false
 
   constructor(
     private readonly supplier: KeyValueBytesStoreSupplier,
@@ -378,9 +456,19 @@ class KeyValueStoreBuilder<K, V> implements StoreBuilder<MeteredKeyValueStore<K,
     return this
   }
 
+  withCachingEnabled(): this {
+    this.cachingEnabled = true
+    return this
+  }
+
+  withCachingDisabled(): this {
+    this.cachingEnabled = false
+    return this
+  }
+
   build(): MeteredKeyValueStore<K, V> {
     const Store = this.supplier.kind === 'persistent' ? PersistentKeyValueStore : InMemoryKeyValueStore
-    return new Store(this.name, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+    return new Store(this.name, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, this.cachingEnabled)
   }
 }
 

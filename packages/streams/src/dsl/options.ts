@@ -144,13 +144,13 @@ interface MaterializedFields {
   valueSerde?: Serde<any>
   loggingEnabled: boolean
   logConfig: Readonly<Record<string, string>>
+  cachingEnabled: boolean
 }
 
 /**
- * Where a KTable's state lives, as Java's Materialized: a name or a store supplier, serdes and
- * logging (on by default). Without a supplier or store type the engine is the application's
- * `default.dsl.store`. Record caches are not implemented: every update is forwarded, as Java
- * does with `statestore.cache.max.bytes=0`.
+ * Where a KTable's state lives, as Java's Materialized: a name or a store supplier, serdes,
+ * logging and caching (both on by default). Without a supplier or store type the engine is the
+ * application's `default.dsl.store`.
  */
 export class Materialized<K, V> {
   private constructor(private readonly f: MaterializedFields) {}
@@ -175,6 +175,9 @@ export class Materialized<K, V> {
   }
   get logConfig(): Readonly<Record<string, string>> {
     return this.f.logConfig
+  }
+  get cachingEnabled(): boolean {
+    return this.f.cachingEnabled
   }
 
   /** A store name, or a supplier (Stores.persistentKeyValueStore(name), WindowStores..., SessionStores...) whose name and engine are used. */
@@ -201,6 +204,13 @@ export class Materialized<K, V> {
   withLoggingDisabled(): Materialized<K, V> {
     return new Materialized<K, V>({ ...this.f, loggingEnabled: false, logConfig: {} })
   }
+  /** Java's default: on. A cache only holds updates back when statestore.cache.max.bytes > 0 (see the README on which operations cache). */
+  withCachingEnabled(): Materialized<K, V> {
+    return new Materialized<K, V>({ ...this.f, cachingEnabled: true })
+  }
+  withCachingDisabled(): Materialized<K, V> {
+    return new Materialized<K, V>({ ...this.f, cachingEnabled: false })
+  }
   /** Java's Materialized#withStoreType (KIP-591); a supplier given to as() wins. */
   withStoreType(type: DslStoreType): Materialized<K, V> {
     if (type !== 'persistent' && type !== 'in-memory') throw new TypeError(`unknown store type ${String(type)}: 'persistent' or 'in-memory'`)
@@ -208,7 +218,7 @@ export class Materialized<K, V> {
   }
 }
 
-const DEFAULTS: MaterializedFields = { loggingEnabled: true, logConfig: {} }
+const DEFAULTS: MaterializedFields = { loggingEnabled: true, logConfig: {}, cachingEnabled: true }
 
 export class Branched<K, V> {
   private constructor(

@@ -29,6 +29,7 @@ export class InternalStreamsBuilder {
   /** A timestamped in-memory key-value store for a DSL operator, with Materialized's options. */
   addKeyValueStore(name: string, keySerde: Serde<any> | undefined, valueSerde: Serde<any> | undefined, processor: string, materialized: Materialized<any, any> | undefined, defaults: DefaultSerdes): void {
     const b = Stores.timestampedKeyValueStoreBuilder(dslKeyValueSupplier(name, materialized, defaults), lazySerde(keySerde, defaults, true), lazySerde(valueSerde, defaults, false))
+    if (materialized?.cachingEnabled !== false) b.withCachingEnabled?.()
     if (materialized && !materialized.loggingEnabled) b.withLoggingDisabled()
     else b.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
     this.topology.addStateStore(b as StoreBuilder, [processor])

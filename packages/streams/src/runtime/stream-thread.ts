@@ -11,6 +11,7 @@ import { isTaskMigrated } from './migrated.js'
 import { TaskDirectory } from './task-directory.js'
 import { Machine, THREAD_STATE_TRANSITIONS, type StreamThreadState } from './state.js'
 import { changelogsOf, restoreTask } from './restore.js'
+import { ThreadCache } from '../state/cache.js'
 
 interface TopicPartition {
   topic: string
@@ -105,10 +106,13 @@ export class StreamThread {
   private shuttingDown = false
   /** Changelog records applied while restoring, over this thread's life (tests and metrics). */
   restoredRecords = 0
+  /** Java's ThreadCache: statestore.cache.max.bytes split evenly over the stream threads. */
+  private readonly cache: ThreadCache | undefined
   commits = 0
   recoveries = 0
 
   constructor(readonly index: number, private readonly env: ThreadEnv, private readonly onDeath: (thread: StreamThread, error: unknown) => void) {
+    this.cache = recordCache(env.config)
     this.name = `${env.clientId}-StreamThread-${index}`
     this.machine.listener = (next, old) => env.onThreadState(this, next, old)
     this.consumer = new Consumer({
@@ -288,6 +292,7 @@ export class StreamThread {
   /** at_least_once: waits for every send, then commits the offsets after the processed records. */
   private async commitOffsets(): Promise<void> {
     this.lastCommit = Date.now()
+    this.flushCaches()
     this.drainOutbox()
     await this.producer.flush()
     await Promise.allSettled([...this.pending])
@@ -306,6 +311,7 @@ export class StreamThread {
   /** exactly_once_v2: the offsets join the open transaction, which then commits (KIP-447). */
   private async commitTransaction(): Promise<void> {
     this.lastCommit = Date.now()
+    this.flushCaches()
     this.drainOutbox()
     if (this.sendError) throw this.sendError
     const offsets = this.takeOffsets()
@@ -412,6 +418,12 @@ export class StreamThread {
    * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
    * not per record); a record that failed goes through the production exception handler.
    */
+  /** A commit first empties the record caches: what they forward goes out with this commit. */
+  private flushCaches(): void {
+    if (this.cache === undefined) return
+    for (const t of this.tasks.values()) for (const s of t.stores.values()) s.flush()
+  }
+
   private drainOutbox(): void {
     if (this.outbox.length === 0) return
     this.begin()
@@ -458,6 +470,7 @@ export class StreamThread {
     const task = new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
       applicationId,
       stateDir: this.env.directory.taskDir(id),
+      ...(this.cache ? { cache: this.cache } : {}),
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       wallClock: Date.now,
@@ -543,4 +556,10 @@ export class StreamThread {
     }
     this.processed.clear()
   }
+}
+
+function recordCache(config: StreamsConfig): ThreadCache | undefined {
+  const bytes = config['statestore.cache.max.bytes'] ?? 0
+  if (!Number.isFinite(bytes) || bytes < 0) throw new StreamsException(`Invalid value ${bytes} for configuration statestore.cache.max.bytes: Value must be at least 0`)
+  return bytes > 0 ? new ThreadCache(Math.floor(bytes / (config['num.stream.threads'] ?? 1))) : undefined
 }

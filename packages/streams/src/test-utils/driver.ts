@@ -11,6 +11,7 @@ import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../wind
 import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
 import { PersistentSessionStore } from '../state/persistent-session.js'
 import { PersistentWindowStore } from '../state/persistent-window.js'
+import { ThreadCache } from '../state/cache.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -48,6 +49,7 @@ export class TopologyTestDriver {
   private readonly inputTopics: Set<string>
   private wallClock: number
   private closed = false
+  private readonly cache: ThreadCache | undefined
 
   constructor(private readonly topology: Topology, config: StreamsConfig = {}, initialWallClockTimeMs: number = Date.now()) {
     this.applicationId = config['application.id'] ?? DEFAULT_APP_ID
@@ -57,6 +59,9 @@ export class TopologyTestDriver {
     topology.defaults.dslStore = config['default.dsl.store']
     const internal = topology.internal
     const globalNodes = new Set([...internal.nodeGroups().values()].filter((g) => internal.isGlobalGroup(g)).flat())
+    const bytes = config['statestore.cache.max.bytes'] ?? 0
+    // Java's driver has one thread cache too, and commits (flushes it) after every record.
+    this.cache = bytes > 0 ? new ThreadCache(bytes) : undefined
     const taskConfig = {
       applicationId: this.applicationId,
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
@@ -71,6 +76,7 @@ export class TopologyTestDriver {
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       partitionsFor: () => 1,
       wallClock: () => this.wallClock,
+      ...(this.cache ? { cache: this.cache } : {}),
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
       // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
@@ -118,6 +124,7 @@ export class TopologyTestDriver {
     if (advanceMs < 0) throw new RangeError('advance must be positive')
     this.wallClock += advanceMs
     this.task.maybePunctuateSystemTime()
+    this.commit()
     this.completeAllProcessableWork()
   }
 
@@ -196,8 +203,14 @@ export class TopologyTestDriver {
     while (this.task.hasRecordsQueued()) {
       this.task.process()
       this.task.maybePunctuateStreamTime()
+      this.commit()
       this.capture()
     }
+  }
+
+  /** Java's driver commits after each record and wall-clock step: with a record cache, that flushes (and forwards) what it held. */
+  private commit(): void {
+    if (this.cache !== undefined) for (const s of this.task.stores.values()) s.flush()
   }
 
   /** Java's captureOutputsAndReEnqueueInternalResults: outputs in send order; those to a source topic go back in. */
