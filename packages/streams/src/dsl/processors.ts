@@ -182,10 +182,12 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
     let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let cached = false
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        cached = forwardOnFlush(store, ctx, oldValues)
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) throw new StreamsException(`Record key for KTable aggregate operator with state ${storeName} should not be null.`)
@@ -203,7 +205,7 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
           if (old !== undefined) ts = Math.max(r.timestamp, old.timestamp)
         }
         store.put(r.key, next === null ? null : { value: next, timestamp: ts })
-        ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
+        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
       },
     }
   }
