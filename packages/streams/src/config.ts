@@ -35,6 +35,16 @@ export interface StreamsConfig {
   'default.production.exception.handler'?: ProductionExceptionHandler
   /** Where task directories and their `.checkpoint` files live (default `<os tmpdir>/kafka-streams`, as Java's). */
   'state.dir'?: string
+  /**
+   * The engine of DSL stores without a supplier or store type (Java's default.dsl.store, KIP-591):
+   * 'rocksDB' makes them persistent (LMDB here), 'in_memory' (our default) keeps them in memory.
+   */
+  'default.dsl.store'?: 'rocksDB' | 'in_memory'
+  /**
+   * Bytes of record cache per stream thread (Java's statestore.cache.max.bytes). Our default is 0
+   * (no caching, every update forwarded); Java's is 10485760.
+   */
+  'statestore.cache.max.bytes'?: number
   /** Prefix of the clients' ids (default `<application.id>-<processId>`). */
   'client.id'?: string
   /** How often repartition topics are purged after a commit (KIP-811; default 30000). */

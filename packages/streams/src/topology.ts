@@ -25,6 +25,8 @@ export interface SinkOptions<K = any, V = any> {
 export interface DefaultSerdes {
   key?: Serde<any>
   value?: Serde<any>
+  /** default.dsl.store of the run (read when a task builds its stores). */
+  dslStore?: 'rocksDB' | 'in_memory'
 }
 
 export class Topology {

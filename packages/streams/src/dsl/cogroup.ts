@@ -129,7 +129,7 @@ export class TimeWindowedCogroupedKStream<K, VOut> {
     const defaults = this.builder.defaults
     const storeName = m?.storeName ?? this.builder.internal.newStoreName(AGGREGATE_NAME)
     // Java's WindowStoreMaterializer checks the retention before any node is added.
-    const store = applyLogging(timeWindowStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
+    const store = applyLogging(timeWindowStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m, false, defaults), m)
     const { merge, old } = buildCogroup<K, VOut>(this.builder, this.patterns, n, storeName,
       (p) => this.builder.internal.topology.addStateStore(store, [p]),
       (agg, o) => (w instanceof TimeWindows ? timeWindowAggregate(storeName, w, initializer, agg, o) : slidingWindowAggregate(storeName, w, initializer, agg, o)))
@@ -157,7 +157,7 @@ export class SessionWindowedCogroupedKStream<K, VOut> {
     const w = this.windows
     const defaults = this.builder.defaults
     const storeName = m?.storeName ?? this.builder.internal.newStoreName(AGGREGATE_NAME)
-    const store = applyLogging(sessionStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m?.retentionMs, false), m)
+    const store = applyLogging(sessionStoreBuilder(w, storeName, lazySerde(m?.keySerde, defaults, true), lazySerde(m?.valueSerde, defaults, false), m, false, defaults), m)
     const { merge, old } = buildCogroup<K, VOut>(this.builder, this.patterns, n, storeName,
       (p) => this.builder.internal.topology.addStateStore(store, [p]),
       (agg, o) => sessionWindowAggregate(storeName, w, initializer, agg, sessionMerger, o))

@@ -128,46 +128,107 @@ export class Repartitioned<K, V> {
   }
 }
 
+/** Which built-in engine a DSL store uses (Java's BuiltInDslStoreSuppliers: ROCKS_DB, IN_MEMORY; KIP-954). */
+export type DslStoreType = 'persistent' | 'in-memory'
+
+/** Anything with a store name that Materialized.as accepts (Java's Key-Value/Window/SessionBytesStoreSupplier). */
+export interface NamedStoreSupplier {
+  readonly name: string
+}
+
+interface MaterializedFields {
+  storeName?: string
+  storeSupplier?: NamedStoreSupplier
+  storeType?: DslStoreType
+  keySerde?: Serde<any>
+  valueSerde?: Serde<any>
+  loggingEnabled: boolean
+  logConfig: Readonly<Record<string, string>>
+  cachingEnabled: boolean
+  retentionMs?: number
+}
+
 /**
- * Where a KTable's state lives. Only in-memory key-value stores exist so far (persistent ones are
- * not implemented), and record caches are not implemented: every update is forwarded, as
- * Java does with caching off (statestore.cache.max.bytes=0).
+ * Where a KTable's state lives, as Java's Materialized: a name or a store supplier, serdes,
+ * logging and caching (both on by default). Without a supplier or store type the engine is the
+ * application's `default.dsl.store`.
  */
 export class Materialized<K, V> {
-  private constructor(
-    readonly storeName?: string,
-    readonly keySerde?: Serde<K>,
-    readonly valueSerde?: Serde<V>,
-    readonly loggingEnabled: boolean = true,
-    readonly logConfig: Readonly<Record<string, string>> = {},
-    /** Window and session stores only (Java's Materialized#withRetention); undefined: size (or gap) + grace. */
-    readonly retentionMs?: number,
-  ) {}
-  static as<K, V>(storeName: string): Materialized<K, V> {
-    if (!storeName) throw new TypeError('store name cannot be empty')
-    return new Materialized<K, V>(storeName)
+  private constructor(private readonly f: MaterializedFields) {}
+
+  get storeName(): string | undefined {
+    return this.f.storeSupplier?.name ?? this.f.storeName
+  }
+  get storeSupplier(): NamedStoreSupplier | undefined {
+    return this.f.storeSupplier
+  }
+  get storeType(): DslStoreType | undefined {
+    return this.f.storeType
+  }
+  get keySerde(): Serde<K> | undefined {
+    return this.f.keySerde
+  }
+  get valueSerde(): Serde<V> | undefined {
+    return this.f.valueSerde
+  }
+  get loggingEnabled(): boolean {
+    return this.f.loggingEnabled
+  }
+  get logConfig(): Readonly<Record<string, string>> {
+    return this.f.logConfig
+  }
+  get cachingEnabled(): boolean {
+    return this.f.cachingEnabled
+  }
+  /** Window and session stores only (Java's Materialized#withRetention); undefined: size (or gap) + grace. */
+  get retentionMs(): number | undefined {
+    return this.f.retentionMs
+  }
+
+  /** A store name, or a supplier (Stores.persistentKeyValueStore(name), WindowStores..., SessionStores...) whose name and engine are used. */
+  static as<K, V>(storeNameOrSupplier: string | NamedStoreSupplier): Materialized<K, V> {
+    if (typeof storeNameOrSupplier === 'string') {
+      if (!storeNameOrSupplier) throw new TypeError('store name cannot be empty')
+      return new Materialized<K, V>({ ...DEFAULTS, storeName: storeNameOrSupplier })
+    }
+    if (!storeNameOrSupplier?.name) throw new TypeError('supplier cannot be null and must name its store')
+    return new Materialized<K, V>({ ...DEFAULTS, storeSupplier: storeNameOrSupplier })
   }
   static with<K, V>(keySerde?: Serde<K>, valueSerde?: Serde<V>): Materialized<K, V> {
-    return new Materialized(undefined, keySerde, valueSerde)
+    return new Materialized<K, V>({ ...DEFAULTS, keySerde, valueSerde })
   }
   withKeySerde<NK>(s: Serde<NK>): Materialized<NK, V> {
-    return new Materialized(this.storeName, s, this.valueSerde, this.loggingEnabled, this.logConfig, this.retentionMs)
+    return new Materialized<NK, V>({ ...this.f, keySerde: s })
   }
   withValueSerde<NV>(s: Serde<NV>): Materialized<K, NV> {
-    return new Materialized(this.storeName, this.keySerde, s, this.loggingEnabled, this.logConfig, this.retentionMs)
+    return new Materialized<K, NV>({ ...this.f, valueSerde: s })
   }
   withLoggingEnabled(config: Record<string, string> = {}): Materialized<K, V> {
-    return new Materialized(this.storeName, this.keySerde, this.valueSerde, true, { ...config }, this.retentionMs)
+    return new Materialized<K, V>({ ...this.f, loggingEnabled: true, logConfig: { ...config } })
   }
   withLoggingDisabled(): Materialized<K, V> {
-    return new Materialized(this.storeName, this.keySerde, this.valueSerde, false, {}, this.retentionMs)
+    return new Materialized<K, V>({ ...this.f, loggingEnabled: false, logConfig: {} })
+  }
+  /** Java's default: on. A cache only holds updates back when statestore.cache.max.bytes > 0 (see the README on which operations cache). */
+  withCachingEnabled(): Materialized<K, V> {
+    return new Materialized<K, V>({ ...this.f, cachingEnabled: true })
+  }
+  withCachingDisabled(): Materialized<K, V> {
+    return new Materialized<K, V>({ ...this.f, cachingEnabled: false })
+  }
+  /** Java's Materialized#withStoreType (KIP-591); a supplier given to as() wins. */
+  withStoreType(type: DslStoreType): Materialized<K, V> {
+    if (type !== 'persistent' && type !== 'in-memory') throw new TypeError(`unknown store type ${String(type)}: 'persistent' or 'in-memory'`)
+    return new Materialized<K, V>({ ...this.f, storeType: type })
   }
   withRetention(retentionMs: number): Materialized<K, V> {
     if (!Number.isSafeInteger(retentionMs)) throw new TypeError(`retention must be an integer number of milliseconds (got ${retentionMs})`)
     if (retentionMs < 0) throw new RangeError('Retention must not be negative.')
-    return new Materialized(this.storeName, this.keySerde, this.valueSerde, this.loggingEnabled, this.logConfig, retentionMs)
+    return new Materialized<K, V>({ ...this.f, retentionMs })
   }
 }
+
+const DEFAULTS: MaterializedFields = { loggingEnabled: true, logConfig: {}, cachingEnabled: true }
 
 export class Branched<K, V> {
   private constructor(

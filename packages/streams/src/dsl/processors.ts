@@ -1,7 +1,7 @@
 import type { Processor, ProcessorContext, ProcessorSupplier } from '../processor.js'
-import type { Record } from '../record.js'
+import { Record } from '../record.js'
 import { StreamsException } from '../errors.js'
-import type { KeyValueStore, ValueAndTimestamp } from '../store.js'
+import type { KeyValueStore, MeteredKeyValueStore, ValueAndTimestamp } from '../store.js'
 
 /** A KTable update (Java's Change): the new value, and the old one when a downstream needs it. */
 export interface Change<V> {
@@ -124,10 +124,12 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
     let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let cached = false
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        cached = forwardOnFlush(store, ctx, oldValues)
       },
       process: (r) => {
         // Java's KStreamAggregate counts these in dropped-records.
@@ -143,7 +145,7 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
           ts = Math.max(r.timestamp, old.timestamp)
         }
         store.put(r.key, { value: next, timestamp: ts })
-        ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled && old !== undefined ? old.value : null }).withTimestamp(ts))
+        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled && old !== undefined ? old.value : null }).withTimestamp(ts))
       },
     }
   }
@@ -181,10 +183,12 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
     let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let cached = false
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
+        cached = forwardOnFlush(store, ctx, oldValues)
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) throw new StreamsException(`Record key for KTable aggregate operator with state ${storeName} should not be null.`)
@@ -202,8 +206,21 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
           if (old !== undefined) ts = Math.max(r.timestamp, old.timestamp)
         }
         store.put(r.key, next === null ? null : { value: next, timestamp: ts })
-        ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
+        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
       },
     }
   }
+}
+
+/**
+ * Java's TimestampedTupleForwarder + TimestampedCacheFlushListener: with a record cache, the
+ * store forwards each update when it leaves the cache (timestamp: the new value's, else the
+ * write's), and the processor forwards nothing itself. Returns whether the store caches.
+ */
+function forwardOnFlush<K, A>(store: KeyValueStore<K, ValueAndTimestamp<A>>, ctx: ProcessorContext<K, Change<A>>, oldValues: OldValues): boolean {
+  const s = store as Partial<MeteredKeyValueStore<K, ValueAndTimestamp<A>>>
+  if (typeof s.setFlushListener !== 'function') return false
+  return s.setFlushListener((key, nv, ov, rc) => {
+    ctx.forward(new Record<K, Change<A>>(key, { newValue: nv === null ? null : nv.value, oldValue: ov === null ? null : ov.value } as Change<A>, nv === null ? rc.timestamp : nv.timestamp, rc.headers))
+  }, () => oldValues.enabled)
 }

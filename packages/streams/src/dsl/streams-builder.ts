@@ -1,7 +1,7 @@
 import type { Serde } from '@tidelog/client'
 import { InternalTopologyBuilder } from '../internal/builder.js'
 import { Topology, type DefaultSerdes } from '../topology.js'
-import { Stores, type StoreBuilder } from '../store.js'
+import { dslKeyValueSupplier, Stores, type StoreBuilder } from '../store.js'
 import { KStream } from './kstream.js'
 import { KTable } from './ktable.js'
 import { Consumed, Materialized } from './options.js'
@@ -28,7 +28,8 @@ export class InternalStreamsBuilder {
 
   /** A timestamped in-memory key-value store for a DSL operator, with Materialized's options. */
   addKeyValueStore(name: string, keySerde: Serde<any> | undefined, valueSerde: Serde<any> | undefined, processor: string, materialized: Materialized<any, any> | undefined, defaults: DefaultSerdes): void {
-    const b = Stores.timestampedKeyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), lazySerde(keySerde, defaults, true), lazySerde(valueSerde, defaults, false))
+    const b = Stores.timestampedKeyValueStoreBuilder(dslKeyValueSupplier(name, materialized, defaults), lazySerde(keySerde, defaults, true), lazySerde(valueSerde, defaults, false))
+    if (materialized?.cachingEnabled !== false) b.withCachingEnabled?.()
     if (materialized && !materialized.loggingEnabled) b.withLoggingDisabled()
     else b.withLoggingEnabled({ ...(materialized?.logConfig ?? {}) })
     this.topology.addStateStore(b as StoreBuilder, [processor])

@@ -5,6 +5,7 @@ import { Record, type Headers, type RecordMetadata } from '../record.js'
 import { deserializeSync, serializeSync, type StateStore, type StateStoreContext } from '../store.js'
 import type { InternalTopologyBuilder, NodeFactory, SinkNode, SourceNode } from './builder.js'
 import { PunctuationQueue } from './punctuation.js'
+import type { ThreadCache } from '../state/cache.js'
 import { deserializationResponse, productionResponse, type DeserializationExceptionHandler, type ProductionExceptionHandler } from '../config.js'
 
 /** A record as it arrives from (or goes to) a topic: bytes, not yet deserialized. */
@@ -38,6 +39,10 @@ export interface TaskConfig {
   onDropped?: (reason: 'deserialization' | 'serialization', error: unknown) => void
   /** What ProcessorContext#appConfigs returns (Java's application configs, internal ones included). */
   appConfigs?: Readonly<{ [key: string]: unknown }>
+  /** The task's directory, where persistent stores live (undefined: they use temporary ones). */
+  stateDir?: string
+  /** The stream thread's record cache (statestore.cache.max.bytes). */
+  cache?: ThreadCache
 }
 
 /** A FIFO with O(1) take (Array.shift is linear, and a fetched batch can hold many thousands of records). */
@@ -114,6 +119,9 @@ export class StreamTask {
         collector.send({ topic: `${config.applicationId}-${store}-changelog`, key, value, timestamp, headers: [], partition: id.partition })
       },
       currentTimestamp: () => this.currentTimestamp,
+      ...(config.stateDir === undefined ? {} : { stateDir: config.stateDir }),
+      ...(config.cache === undefined ? {} : { cache: config.cache }),
+      recordContext: () => ({ timestamp: this.currentTimestamp, offset: this.current?.offset ?? -1, partition: this.current?.partition ?? -1, topic: this.current?.topic ?? '', headers: [] }),
     }
     for (const [name, entry] of builder.stores) {
       if (![...entry.processors].some((p) => names.has(p))) continue

@@ -1,9 +1,11 @@
 import { InvalidStateStoreException, StreamsException } from '../errors.js'
-import { InMemoryKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
+import { MeteredKeyValueStore, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import type { KafkaStreamsState } from '../runtime/state.js'
 import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
 import { InMemoryWindowStore, type WindowStore } from '../windows/window-store.js'
 import type { Windowed } from '../windows/windows.js'
+import { PersistentSessionStore } from '../state/persistent-session.js'
+import { PersistentWindowStore } from '../state/persistent-window.js'
 
 /** Java's StreamsNotStartedException: a query before start(). */
 export class StreamsNotStartedException extends InvalidStateStoreException {
@@ -125,7 +127,7 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
     })
   }
   if (kind === 'window' || kind === 'timestampedWindow') return windowView(() => stores(windowAccepts(kind === 'timestampedWindow')), kind === 'timestampedWindow') as T
-  if (kind === 'session') return sessionView(() => stores((s): s is InMemorySessionStore<unknown, unknown> => s instanceof InMemorySessionStore)) as T
+  if (kind === 'session') return sessionView(() => stores((s): s is AnySession => s instanceof InMemorySessionStore || s instanceof PersistentSessionStore)) as T
   return keyValueView(() => stores(kvAccepts(kind === 'timestampedKeyValue')), kind === 'timestampedKeyValue') as T
 }
 
@@ -133,17 +135,17 @@ export function queryStore<T>(local: LocalStores, params: StoreQueryParameters<T
 const TYPE_NAMES = { keyValue: 'keyValueStore', timestampedKeyValue: 'timestampedKeyValueStore', window: 'windowStore', timestampedWindow: 'timestampedWindowStore', session: 'sessionStore' } as const
 
 function storeTypeName(s: StateStore): string {
-  if (s instanceof InMemoryKeyValueStore) return s.timestamped ? 'timestampedKeyValueStore' : 'keyValueStore'
-  if (s instanceof InMemoryWindowStore) return s.timestamped ? 'timestampedWindowStore' : 'windowStore'
-  if (s instanceof InMemorySessionStore) return 'sessionStore'
+  if (s instanceof MeteredKeyValueStore) return s.timestamped ? 'timestampedKeyValueStore' : 'keyValueStore'
+  if (s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore) return s.timestamped ? 'timestampedWindowStore' : 'windowStore'
+  if (s instanceof InMemorySessionStore || s instanceof PersistentSessionStore) return 'sessionStore'
   return s.constructor.name
 }
 
-type AnyKv = InMemoryKeyValueStore<unknown, unknown>
-type AnyWindow = InMemoryWindowStore<unknown, unknown>
+type AnyKv = MeteredKeyValueStore<unknown, unknown>
+type AnyWindow = InMemoryWindowStore<unknown, unknown> | PersistentWindowStore<unknown, unknown>
 
-const kvAccepts = (timestamped: boolean) => (s: StateStore): s is AnyKv => s instanceof InMemoryKeyValueStore && (!timestamped || s.timestamped)
-const windowAccepts = (timestamped: boolean) => (s: StateStore): s is AnyWindow => s instanceof InMemoryWindowStore && (!timestamped || s.timestamped)
+const kvAccepts = (timestamped: boolean) => (s: StateStore): s is AnyKv => s instanceof MeteredKeyValueStore && (!timestamped || s.timestamped)
+const windowAccepts = (timestamped: boolean) => (s: StateStore): s is AnyWindow => (s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore) && (!timestamped || s.timestamped)
 
 /** The plain-values view of a timestamped store (Java's *StoreFacade); the store's own values otherwise. */
 function plain(timestampedStore: boolean, timestampedView: boolean): (v: unknown) => unknown {
@@ -218,7 +220,7 @@ function windowView(stores: () => AnyWindow[], timestampedView: boolean): ReadOn
   }
 }
 
-type AnySession = InMemorySessionStore<unknown, unknown>
+type AnySession = InMemorySessionStore<unknown, unknown> | PersistentSessionStore<unknown, unknown>
 
 /** Java's CompositeReadOnlySessionStore. */
 function sessionView(stores: () => AnySession[]): ReadOnlySessionStore<unknown, unknown> {

@@ -69,6 +69,7 @@ export class KafkaStreams {
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
     if (config['default.value.serde'] && !topology.defaults.value) topology.defaults.value = config['default.value.serde']
+    topology.defaults.dslStore = config['default.dsl.store']
     const clientId = config['client.id'] || `${appId}-${this.processId}`
     this.admin = new Admin({ brokers: this.brokers, clientId: `${clientId}-admin`, ...(config.logger ? { logger: config.logger } : {}) })
     this.env = {

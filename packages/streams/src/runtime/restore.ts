@@ -35,6 +35,8 @@ export interface RestoreOptions {
   from?: ReadonlyMap<string, bigint>
   /** Told the offset of each changelog record applied (the store's position, for its checkpoint). */
   onApplied?: (changelog: string, offset: bigint) => void
+  /** Told when a store was emptied because its checkpoint lies past its changelog's end (its position is gone). */
+  onWiped?: (changelog: string) => void
 }
 
 /**
@@ -52,8 +54,15 @@ export async function restoreTask(task: StreamTask, changelogs: readonly Changel
   changelogs.forEach((c, i) => {
     const key = `${c.topic}:${c.partition}`
     const checkpointed = o.from?.get(key)
-    const start = checkpointed === undefined ? 0n : checkpointed + 1n
+    let start = checkpointed === undefined ? 0n : checkpointed + 1n
     const end = ends[i]?.offset ?? 0n
+    // Java's restore consumer has auto.offset.reset=none: a checkpoint past the changelog's end (the
+    // topic was recreated, the broker lost data) marks the task corrupted, so its store starts over.
+    if (start > end) {
+      ;(task.stores.get(c.store) as Partial<{ wipe(): void }>).wipe?.()
+      o.onWiped?.(key)
+      start = 0n
+    }
     if (end > start) todo.set(key, { store: task.stores.get(c.store) as unknown as Restorable, start, end, tp: tps[i]! })
   })
   if (todo.size === 0) return 0

@@ -1,6 +1,6 @@
 import { Consumer } from '@tidelog/consumer'
 import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
-import { productionResponse } from '../config.js'
+import { productionResponse, type StreamsConfig } from '../config.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import { StreamTask, type RecordCollector } from '../internal/task.js'
@@ -11,6 +11,7 @@ import type { ThreadEnv, ThreadMetadata, TopicPartition } from './thread-env.js'
 import { StandbyTasks } from './standby.js'
 import { streamsAssignor } from './assignment/streams-assignor.js'
 import { AssignorError, type AssignmentInfo, type SubscriptionInfo } from './assignment/codec.js'
+import { ThreadCache } from '../state/cache.js'
 
 export type { ThreadEnv, ThreadMetadata } from './thread-env.js'
 
@@ -67,10 +68,13 @@ export class StreamThread {
   /** Sent in the next subscription: SHUTDOWN_REQUESTED once this instance asks the application to stop. */
   private errorCode: number = AssignorError.NONE
   private shutdownRequested = false
+  /** Java's ThreadCache: statestore.cache.max.bytes split evenly over the stream threads. */
+  private readonly cache: ThreadCache | undefined
   commits = 0
   recoveries = 0
 
   constructor(readonly index: number, private readonly env: ThreadEnv, private readonly onDeath: (thread: StreamThread, error: unknown) => void) {
+    this.cache = recordCache(env.config)
     this.name = `${env.clientId}-StreamThread-${index}`
     this.machine.listener = (next, old) => env.onThreadState(this, next, old)
     this.consumer = new Consumer({
@@ -291,6 +295,7 @@ export class StreamThread {
   /** at_least_once: waits for every send, then commits the offsets after the processed records. */
   private async commitOffsets(): Promise<void> {
     this.lastCommit = Date.now()
+    this.flushCaches()
     this.drainOutbox()
     await this.producer.flush()
     await Promise.allSettled([...this.pending])
@@ -309,6 +314,7 @@ export class StreamThread {
   /** exactly_once_v2: the offsets join the open transaction, which then commits (KIP-447). */
   private async commitTransaction(): Promise<void> {
     this.lastCommit = Date.now()
+    this.flushCaches()
     this.drainOutbox()
     if (this.sendError) throw this.sendError
     const offsets = this.takeOffsets()
@@ -415,6 +421,12 @@ export class StreamThread {
    * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
    * not per record); a record that failed goes through the production exception handler.
    */
+  /** A commit first empties the record caches: what they forward goes out with this commit. */
+  private flushCaches(): void {
+    if (this.cache === undefined) return
+    for (const t of this.tasks.values()) for (const s of t.stores.values()) s.flush()
+  }
+
   private drainOutbox(): void {
     if (this.outbox.length === 0) return
     this.begin()
@@ -471,6 +483,7 @@ export class StreamThread {
       reader: this.restoreConsumer,
       from,
       onApplied: (changelog, offset) => this.env.directory.advance(task.id, changelog, offset),
+      onWiped: (changelog) => this.env.directory.forget(task.id, changelog),
     })
   }
 
@@ -479,6 +492,8 @@ export class StreamThread {
     const { topology, config, applicationId } = this.env
     return new StreamTask(id, topology.internal, this.env.groups.get(id.subtopology)!, {
       applicationId,
+      stateDir: this.env.directory.taskDir(id),
+      ...(this.cache ? { cache: this.cache } : {}),
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       wallClock: Date.now,
@@ -592,4 +607,10 @@ export class StreamThread {
 function taskIdOf(key: string): TaskId {
   const [sub, partition] = key.split('_').map(Number) as [number, number]
   return new TaskId(sub, partition)
+}
+
+function recordCache(config: StreamsConfig): ThreadCache | undefined {
+  const bytes = config['statestore.cache.max.bytes'] ?? 0
+  if (!Number.isFinite(bytes) || bytes < 0) throw new StreamsException(`Invalid value ${bytes} for configuration statestore.cache.max.bytes: Value must be at least 0`)
+  return bytes > 0 ? new ThreadCache(Math.floor(bytes / (config['num.stream.threads'] ?? 1))) : undefined
 }

@@ -94,6 +94,11 @@ export class TaskDirectory {
     if (m !== undefined && (m.get(changelog) ?? -1n) < offset) m.set(changelog, offset)
   }
 
+  /** Forgets a store's position (its contents were wiped and are restored from the start). */
+  forget(task: TaskId, changelog: string): void {
+    this.positions.get(task.toString())?.delete(changelog)
+  }
+
   /**
    * Clean close: checkpoint the persistent stores. Dirty close: no checkpoint, so the next owner
    * restores from the start; under exactly_once_v2 the local state may hold aborted writes, so

@@ -3,13 +3,16 @@ import { NoSuchElementError } from './errors.js'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import type { Headers } from '../record.js'
-import { deserializeSync, InMemoryKeyValueStore, serializeSync, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
+import { deserializeSync, MeteredKeyValueStore, serializeSync, type KeyValue, type KeyValueStore, type StateStore, type ValueAndTimestamp } from '../store.js'
 import { RecordQueue, StreamTask, type RawRecord } from '../internal/task.js'
 import type { StreamsConfig } from '../config.js'
 import type { Topology } from '../topology.js'
 import { InMemoryWindowStore, windowValuesOnly, type WindowStore } from '../windows/window-store.js'
 import { InMemorySessionStore, type SessionStore } from '../windows/session-store.js'
 import { WINDOWED_AGGREGATION_EMIT_INTERVAL } from '../windows/emit-strategy.js'
+import { PersistentSessionStore } from '../state/persistent-session.js'
+import { PersistentWindowStore } from '../state/persistent-window.js'
+import { ThreadCache } from '../state/cache.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -47,14 +50,19 @@ export class TopologyTestDriver {
   private readonly inputTopics: Set<string>
   private wallClock: number
   private closed = false
+  private readonly cache: ThreadCache | undefined
 
   constructor(private readonly topology: Topology, config: StreamsConfig = {}, initialWallClockTimeMs: number = Date.now()) {
     this.applicationId = config['application.id'] ?? DEFAULT_APP_ID
     this.wallClock = initialWallClockTimeMs
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
     if (config['default.value.serde'] && !topology.defaults.value) topology.defaults.value = config['default.value.serde']
+    topology.defaults.dslStore = config['default.dsl.store']
     const internal = topology.internal
     const globalNodes = new Set([...internal.nodeGroups().values()].filter((g) => internal.isGlobalGroup(g)).flat())
+    const bytes = config['statestore.cache.max.bytes'] ?? 0
+    // Java's driver has one thread cache too, and commits (flushes it) after every record.
+    this.cache = bytes > 0 ? new ThreadCache(bytes) : undefined
     const taskConfig = {
       applicationId: this.applicationId,
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
@@ -69,6 +77,7 @@ export class TopologyTestDriver {
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       partitionsFor: () => 1,
       wallClock: () => this.wallClock,
+      ...(this.cache ? { cache: this.cache } : {}),
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),
       ...(config['default.production.exception.handler'] ? { productionExceptionHandler: config['default.production.exception.handler'] } : {}),
       // As Java's driver: outer joins look for closed windows on every record, not once a second of wall-clock time.
@@ -116,6 +125,7 @@ export class TopologyTestDriver {
     if (advanceMs < 0) throw new RangeError('advance must be positive')
     this.wallClock += advanceMs
     this.task.maybePunctuateSystemTime()
+    this.commit()
     this.completeAllProcessableWork()
   }
 
@@ -136,30 +146,30 @@ export class TopologyTestDriver {
   /** A plain key-value view; for a timestamped store (the DSL's) it returns the values alone, as Java's driver does. */
   getKeyValueStore<K, V>(name: string): KeyValueStore<K, V> | undefined {
     const s = this.findStore(name)
-    if (!(s instanceof InMemoryKeyValueStore)) return undefined
-    return s.timestamped ? valuesOnly<K, V>(s as InMemoryKeyValueStore<K, ValueAndTimestamp<V>>) : (s as KeyValueStore<K, V>)
+    if (!(s instanceof MeteredKeyValueStore)) return undefined
+    return s.timestamped ? valuesOnly<K, V>(s as MeteredKeyValueStore<K, ValueAndTimestamp<V>>) : (s as KeyValueStore<K, V>)
   }
 
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.findStore(name)
-    return s instanceof InMemoryKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
+    return s instanceof MeteredKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
   }
 
   /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */
   getWindowStore<K, V>(name: string): ReturnType<typeof windowValuesOnly<K, V>> | WindowStore<K, V> | undefined {
     const s = this.task.stores.get(name)
-    if (!(s instanceof InMemoryWindowStore)) return undefined
+    if (!(s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore)) return undefined
     return s.timestamped ? windowValuesOnly<K, V>(s as InMemoryWindowStore<K, ValueAndTimestamp<V>>) : (s as WindowStore<K, V>)
   }
 
   getTimestampedWindowStore<K, V>(name: string): WindowStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.task.stores.get(name)
-    return s instanceof InMemoryWindowStore && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
+    return (s instanceof InMemoryWindowStore || s instanceof PersistentWindowStore) && s.timestamped ? (s as WindowStore<K, ValueAndTimestamp<V>>) : undefined
   }
 
   getSessionStore<K, V>(name: string): SessionStore<K, V> | undefined {
     const s = this.task.stores.get(name)
-    return s instanceof InMemorySessionStore ? (s as SessionStore<K, V>) : undefined
+    return s instanceof InMemorySessionStore || s instanceof PersistentSessionStore ? (s as SessionStore<K, V>) : undefined
   }
 
   /** The task's metrics Java's driver exposes that we keep: dropped-records-total (late, null-key and skipped records). */
@@ -194,8 +204,14 @@ export class TopologyTestDriver {
     while (this.task.hasRecordsQueued()) {
       this.task.process()
       this.task.maybePunctuateStreamTime()
+      this.commit()
       this.capture()
     }
+  }
+
+  /** Java's driver commits after each record and wall-clock step: with a record cache, that flushes (and forwards) what it held. */
+  private commit(): void {
+    if (this.cache !== undefined) for (const s of this.task.stores.values()) s.flush()
   }
 
   /** Java's captureOutputsAndReEnqueueInternalResults: outputs in send order; those to a source topic go back in. */
@@ -213,7 +229,7 @@ export class TopologyTestDriver {
   }
 }
 
-function valuesOnly<K, V>(s: InMemoryKeyValueStore<K, ValueAndTimestamp<V>>): KeyValueStore<K, V> {
+function valuesOnly<K, V>(s: MeteredKeyValueStore<K, ValueAndTimestamp<V>>): KeyValueStore<K, V> {
   const strip = (kvs: KeyValue<K, ValueAndTimestamp<V>>[]) => kvs.map((e) => ({ key: e.key, value: e.value.value }))
   const now = () => 0
   return {

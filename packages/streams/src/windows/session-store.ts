@@ -206,9 +206,11 @@ export interface SessionBytesStoreSupplier {
   readonly name: string
   readonly retentionPeriodMs: number
   readonly timeOrdered?: boolean
+  /** Builds a store other than the in-memory one (Stores.persistentSessionStore's). */
+  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean) => SessionStore<any, any> & { readonly expiredRecords: number }
 }
 
-export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionStore<K, V>> {
+export class SessionStoreBuilder<K, V> implements StoreBuilder<SessionStore<K, V>> {
   loggingEnabled = true
   private userLogConfig: Record<string, string> = {}
 
@@ -234,7 +236,8 @@ export class SessionStoreBuilder<K, V> implements StoreBuilder<InMemorySessionSt
     return this
   }
 
-  build(): InMemorySessionStore<K, V> {
+  build(): SessionStore<K, V> & { readonly expiredRecords: number } {
+    if (this.supplier.build) return this.supplier.build(this.keySerde, this.valueSerde, this.loggingEnabled)
     return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled, this.supplier.timeOrdered === true)
   }
 }

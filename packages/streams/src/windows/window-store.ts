@@ -390,9 +390,11 @@ export interface WindowBytesStoreSupplier {
   readonly retainDuplicates: boolean
   /** Emit-on-window-close stores (KIP-825): see InMemoryWindowStore#timeOrdered. */
   readonly timeOrdered?: boolean
+  /** Builds a store other than the in-memory one (Stores.persistentWindowStore's). */
+  readonly build?: (keySerde: Serde<any>, valueSerde: Serde<any>, logging: boolean, timestamped: boolean) => WindowStore<any, any> & { readonly expiredRecords: number }
 }
 
-export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStore<K, V>> {
+export class WindowStoreBuilder<K, V> implements StoreBuilder<WindowStore<K, V>> {
   loggingEnabled = true
   private userLogConfig: Record<string, string> = {}
 
@@ -424,8 +426,9 @@ export class WindowStoreBuilder<K, V> implements StoreBuilder<InMemoryWindowStor
     return this
   }
 
-  build(): InMemoryWindowStore<K, V> {
+  build(): WindowStore<K, V> & { readonly expiredRecords: number } {
     const s = this.supplier
+    if (s.build) return s.build(this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
     return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, s.timeOrdered === true)
   }
 }

@@ -1,7 +1,7 @@
 import type { Serde } from '@tidelog/client'
 import { Serdes } from '../serdes.js'
 import type { ProcessorSupplier } from '../processor.js'
-import type { StoreBuilder } from '../store.js'
+import { dslSessionSupplier, dslWindowSupplier, type DslDefaults, type StoreBuilder } from '../store.js'
 import { createRepartitionedSource } from '../dsl/kstream.js'
 import { KTable } from '../dsl/ktable.js'
 import { Named, type Materialized } from '../dsl/options.js'
@@ -43,7 +43,7 @@ abstract class WindowedKStreamBase<K, V> {
   protected abstract windowedKeySerde(keySerde: Serde<K>): Serde<Windowed<K>>
   protected abstract grace(): number
   /** Throws Java's IllegalArgumentException text (a RangeError) when `retentionMs` is too short for the windows. */
-  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder
+  protected abstract storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder
 
   /** KIP-825: emit on every update (the default) or only final results, once a window closes. Sets it on this object and returns it, as Java. */
   emitStrategy(emitStrategy: EmitStrategy): this {
@@ -68,7 +68,7 @@ abstract class WindowedKStreamBase<K, V> {
     const parent = repartitionRequired ? createRepartitionedSource(builder, nodeName, repartitionName ?? storeName, this.source.keySerde, this.source.valueSerde) : nodeName
     const keySerde = lazySerde(materialized?.keySerde ?? this.source.keySerde, builder.defaults, true) as Serde<K>
     // Built before the processor is added, so a too-short retention leaves the topology untouched (Java checks it first too).
-    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false), materialized?.retentionMs)
+    const store = this.storeBuilder(storeName, keySerde, lazySerde(materialized?.valueSerde ?? valueSerde, builder.defaults, false), materialized)
     const old: OldValues = { enabled: false }
     b.topology.addProcessor(name, supplier(storeName, old), [parent])
     applyLogging(store, materialized)
@@ -103,8 +103,8 @@ export class TimeWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows instanceof TimeWindows ? this.windows.size() : this.windows.timeDifferenceMs
   }
 
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
-    return timeWindowStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder {
+    return timeWindowStoreBuilder(this.windows, name, keySerde, valueSerde, materialized, this.timeOrdered, this.source.builder.defaults)
   }
 
   private supplier<A>(init: Initializer<A>, agg: Aggregator<K, V, A>) {
@@ -146,8 +146,8 @@ export class SessionWindowedKStream<K, V> extends WindowedKStreamBase<K, V> {
     return this.windows.inactivityGap() + this.windows.gracePeriodMs()
   }
 
-  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined): StoreBuilder {
-    return sessionStoreBuilder(this.windows, name, keySerde, valueSerde, retentionMs, this.timeOrdered)
+  protected storeBuilder<A>(name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined): StoreBuilder {
+    return sessionStoreBuilder(this.windows, name, keySerde, valueSerde, materialized, this.timeOrdered, this.source.builder.defaults)
   }
 
   count(named?: NamedOrMaterialized<K, number>, materialized?: Materialized<K, number>): KTable<Windowed<K>, number> {
@@ -182,7 +182,8 @@ export function applyLogging(store: StoreBuilder, materialized: Materialized<any
  * defaults to size + grace (2 * difference + grace for sliding windows, which look back that
  * far) and may not be set below that.
  */
-export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined, timeOrdered: boolean, defaults: DslDefaults): StoreBuilder {
+  const retentionMs = materialized?.retentionMs
   const minimum = w instanceof TimeWindows ? w.size() + w.gracePeriodMs() : 2 * w.timeDifferenceMs + w.gracePeriodMs()
   const retention = retentionMs ?? minimum
   if (retention < minimum) {
@@ -191,16 +192,17 @@ export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, na
       : `The retention period of the window store ${name} must be no smaller than 2 * time difference plus the grace period. Got time difference=[${w.timeDifferenceMs}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
   }
   const size = w instanceof TimeWindows ? w.size() : w.timeDifferenceMs
-  return WindowStores.timestampedWindowStoreBuilder({ ...WindowStores.inMemoryWindowStore(name, retention, size, false), timeOrdered }, keySerde, valueSerde)
+  return WindowStores.timestampedWindowStoreBuilder(dslWindowSupplier(materialized, name, retention, size, defaults, timeOrdered), keySerde, valueSerde)
 }
 
 /** Java's SessionStoreMaterializer (also for cogroup): retention defaults to gap + grace and may not be set below that. */
-export function sessionStoreBuilder<K, A>(w: SessionWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, retentionMs: number | undefined, timeOrdered: boolean): StoreBuilder {
+export function sessionStoreBuilder<K, A>(w: SessionWindows, name: string, keySerde: Serde<K>, valueSerde: Serde<A>, materialized: Materialized<K, A> | undefined, timeOrdered: boolean, defaults: DslDefaults): StoreBuilder {
+  const retentionMs = materialized?.retentionMs
   const retention = retentionMs ?? w.inactivityGap() + w.gracePeriodMs()
   if (retention < w.inactivityGap() + w.gracePeriodMs()) {
     throw new RangeError(`The retention period of the session store ${name} must be no smaller than the session inactivity gap plus the grace period. Got gap=[${w.inactivityGap()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
   }
-  return SessionStores.sessionStoreBuilder({ ...SessionStores.inMemorySessionStore(name, retention), timeOrdered }, keySerde, valueSerde)
+  return SessionStores.sessionStoreBuilder(dslSessionSupplier(materialized, name, retention, defaults, timeOrdered), keySerde, valueSerde)
 }
 
 export function windowedBy<K, V>(source: GroupedSource<K, V>, windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
