@@ -136,6 +136,10 @@ describe('share groups (KIP-932)', () => {
     expect(described.groups[0].members.map((m: any) => m.memberId).sort()).toEqual(['member-one', 'member-two'])
     expect(described.groups[0].members[0].assignment.topicPartitions[0].topicName).toBe('q')
     expect(described.groups[1].errorCode).toBe(ErrorCodes.GROUP_ID_NOT_FOUND)
+    const listed = await c.request(ApiKeys.ListGroups, 5, { statesFilter: [], typesFilter: ['Share'] })
+    expect(listed.groups).toEqual([{ groupId: 'g', protocolType: 'share', groupState: 'Stable', groupType: 'share' }])
+    const classicOnly = await c.request(ApiKeys.ListGroups, 5, { statesFilter: [], typesFilter: ['classic'] })
+    expect(classicOnly.groups).toEqual([])
 
     // Restart: a, b, e stay acknowledged and d archived; c, held by m2 when the broker stopped, is offered again.
     c.close()

@@ -304,3 +304,17 @@ export function shareGroupsOf(broker: BrokerContext): ShareGroups {
   if (s === undefined) instances.set(broker, (s = new ShareGroups(broker)))
   return s
 }
+
+/** ListGroups rows of the share groups (type "share", protocol type "share" as Kafka lists them), by the same case-insensitive filters. */
+export function listShareGroups(broker: BrokerContext, states: readonly string[], types: readonly string[]) {
+  const want = (filter: readonly string[], value: string) => filter.length === 0 || filter.some((f) => f.toLowerCase() === value.toLowerCase())
+  if (!want(types, 'share')) return []
+  const s = shareGroupsOf(broker)
+  const now = Date.now()
+  return [...s.groups.values()]
+    .map((g) => {
+      s.expireMembers(g, now)
+      return { groupId: g.groupId, protocolType: 'share', groupState: s.state(g), groupType: 'share' }
+    })
+    .filter((g) => want(states, g.groupState))
+}
