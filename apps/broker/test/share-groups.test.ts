@@ -195,4 +195,32 @@ describe('share groups (KIP-932)', () => {
     const leave = await c.request(ApiKeys.ShareGroupHeartbeat, 1, { groupId: 'g', memberId: 'm', memberEpoch: -1, rackId: null, subscribedTopicNames: null })
     expect(leave.memberEpoch).toBe(-1)
   })
+
+  it('checks READ on the group and on the topics, as Kafka does', async () => {
+    const b = await startTracked(open, { authorizerClassName: 'org.apache.kafka.metadata.authorizer.StandardAuthorizer', allowEveryoneIfNoAclFound: true })
+    const c = await connectTracked(open, b)
+    await createTopic(c, 'q', 1)
+    const tid = await topicId(c, 'q')
+    // Once topic q has an ACL (READ for someone else), anonymous may neither describe nor read it; group g has none.
+    const acl = await c.request(ApiKeys.CreateAcls, 3, {
+      creations: [{ resourceType: 2, resourceName: 'q', resourcePatternType: 3, principal: 'User:other', host: '*', operation: 3, permissionType: 3 }],
+    })
+    expect(acl.results[0].errorCode).toBe(ErrorCodes.NONE)
+    const hb = await c.request(ApiKeys.ShareGroupHeartbeat, 1, { groupId: 'g', memberId: 'm', memberEpoch: 0, rackId: null, subscribedTopicNames: ['q'] })
+    expect(hb.errorCode).toBe(ErrorCodes.TOPIC_AUTHORIZATION_FAILED)
+    const m = new Member(c, 'g', 'm')
+    await m.join(['other-topic'])
+    const f = await m.fetch(tid)
+    expect(f.r.errorCode).toBe(ErrorCodes.NONE)
+    expect(f.p.errorCode).toBe(ErrorCodes.TOPIC_AUTHORIZATION_FAILED)
+    // A group with an ACL for someone else is refused as a whole.
+    const gacl = await c.request(ApiKeys.CreateAcls, 3, {
+      creations: [{ resourceType: 3, resourceName: 'g', resourcePatternType: 3, principal: 'User:other', host: '*', operation: 3, permissionType: 3 }],
+    })
+    expect(gacl.results[0].errorCode).toBe(ErrorCodes.NONE)
+    const refused = await c.request(ApiKeys.ShareGroupHeartbeat, 1, { groupId: 'g', memberId: 'm', memberEpoch: m.epoch, rackId: null, subscribedTopicNames: null })
+    expect(refused.errorCode).toBe(ErrorCodes.GROUP_AUTHORIZATION_FAILED)
+    const described = await c.request(ApiKeys.ShareGroupDescribe, 1, { groupIds: ['g'], includeAuthorizedOperations: false })
+    expect(described.groups[0].errorCode).toBe(ErrorCodes.GROUP_AUTHORIZATION_FAILED)
+  })
 })

@@ -25,7 +25,7 @@ export const shareFetchHandler = defineHandler({
         acknowledgeErrorCode: p.acknowledgementBatches.length > 0 ? errorCode : 0,
         acknowledgeErrorMessage: null,
         currentLeader: { leaderId: -1, leaderEpoch: -1 },
-        records: null,
+        records: Buffer.alloc(0),
         acquiredRecords: [],
       })),
     }))

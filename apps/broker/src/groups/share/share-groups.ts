@@ -114,7 +114,9 @@ export class ShareGroups {
         this.waiters.delete(done)
         resolve()
       }
+      // Unref'd: a long poll in progress never keeps a closing broker's process alive.
       const timer = setTimeout(done, ms)
+      timer.unref()
       this.waiters.add(done)
     })
   }
