@@ -1,4 +1,5 @@
-import { ApiKeys, ErrorCodes, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
+import { ApiKeys, ErrorCodes, Reader, Writer, ZERO_UUID, decodeRecordBatches } from '@tidelog/protocol'
+import { createRegistry } from '../src/handlers/index.js'
 import { describe, expect, it } from 'vitest'
 import { makeBatch } from './helpers/batches.js'
 import { type Opened, connectTracked, createTopic, startTracked, trackOpened } from './helpers/opened.js'
@@ -222,5 +223,24 @@ describe('share groups (KIP-932)', () => {
     expect(refused.errorCode).toBe(ErrorCodes.GROUP_AUTHORIZATION_FAILED)
     const described = await c.request(ApiKeys.ShareGroupDescribe, 1, { groupIds: ['g'], includeAuthorizedOperations: false })
     expect(described.groups[0].errorCode).toBe(ErrorCodes.GROUP_AUTHORIZATION_FAILED)
+  })
+
+  it('every share handler\'s error answer encodes and decodes at every version it serves', () => {
+    const registry = createRegistry()
+    const samples: Record<number, unknown> = {
+      [ApiKeys.ShareGroupHeartbeat]: { groupId: 'g', memberId: 'm', memberEpoch: 0, rackId: null, subscribedTopicNames: ['t'] },
+      [ApiKeys.ShareGroupDescribe]: { groupIds: ['g'], includeAuthorizedOperations: false },
+      [ApiKeys.ShareFetch]: { groupId: 'g', memberId: 'm', shareSessionEpoch: 0, maxWaitMs: 0, minBytes: 1, maxBytes: 1, maxRecords: 1, batchSize: 1, topics: [{ topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, acknowledgementBatches: [{ firstOffset: 0n, lastOffset: 0n, acknowledgeTypes: [1] }] }] }], forgottenTopicsData: [] },
+      [ApiKeys.ShareAcknowledge]: { groupId: 'g', memberId: 'm', shareSessionEpoch: 1, topics: [{ topicId: ZERO_UUID, partitions: [{ partitionIndex: 0, acknowledgementBatches: [] }] }] },
+    }
+    for (const [key, req] of Object.entries(samples)) {
+      const h = registry.get(Number(key))!
+      for (let v = h.minVersion; v <= h.maxVersion; v++) {
+        const res = h.errorResponse(req, ErrorCodes.GROUP_AUTHORIZATION_FAILED, v)
+        const w = new Writer()
+        h.api.encodeResponse(w, res, v)
+        expect(h.api.decodeResponse(new Reader(w.finish()), v), `${h.api.name} v${v}`).toBeDefined()
+      }
+    }
   })
 })
