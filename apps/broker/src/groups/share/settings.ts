@@ -33,17 +33,18 @@ export function shareGroupSettings(broker: BrokerContext): ShareGroupSettings {
 
 export type ShareAutoOffsetReset = 'earliest' | 'latest'
 
-/** Where a share group's config (share.auto.offset.reset, a GROUP config resource) is looked up; the group-config store plugs in here. */
-export type GroupConfigLookup = (groupId: string, name: string) => string | undefined
-
-const lookups = new WeakMap<BrokerContext, GroupConfigLookup>()
-
-export function setGroupConfigLookup(broker: BrokerContext, lookup: GroupConfigLookup): void {
-  lookups.set(broker, lookup)
+/**
+ * The group's own overrides in the dynamic config store (GROUP config resources, set with
+ * IncrementalAlterConfigs), where that store keeps them: its `group(id)` comes with the
+ * group-config work, so it is looked up rather than imported.
+ */
+function storedGroupConfig(broker: BrokerContext, groupId: string, name: string): string | undefined {
+  const dynamic = broker.topics.dynamic as { group?: (id: string) => Readonly<Record<string, string>> }
+  return dynamic.group?.(groupId)[name]
 }
 
 /** share.auto.offset.reset of a group: Kafka's default is latest. by_duration is not supported here and reads as latest. */
 export function shareAutoOffsetReset(broker: BrokerContext, groupId: string): ShareAutoOffsetReset {
-  const v = lookups.get(broker)?.(groupId, 'share.auto.offset.reset')
+  const v = storedGroupConfig(broker, groupId, 'share.auto.offset.reset')
   return v === 'earliest' ? 'earliest' : 'latest'
 }
