@@ -18,8 +18,8 @@ import { RawClient } from './helpers/raw-client.js'
 
 const RELEASE = '4.0.2'
 
-function golden(version: number): ApiVersionsResponse {
-  const file = fileURLToPath(new URL(`../packages/protocol/test/golden/kafka/${RELEASE}/ApiVersions-v${version}-response.hex`, import.meta.url))
+function golden(version: number, release = RELEASE): ApiVersionsResponse {
+  const file = fileURLToPath(new URL(`../packages/protocol/test/golden/kafka/${release}/ApiVersions-v${version}-response.hex`, import.meta.url))
   const hex = readFileSync(file, 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('')
   return getApi(ApiKeys.ApiVersions)!.decodeResponse(new Reader(Buffer.from(hex, 'hex')), version)
 }
@@ -37,6 +37,13 @@ const BELOW_4_0 = new Map<number, string>([
   [ApiKeys.DescribeGroups, 'v6 (GROUP_ID_NOT_FOUND for unknown groups, KIP-1043) is not in the codec'],
   [ApiKeys.DescribeCluster, 'v2 (IncludeFencedBrokers / IsFenced, KIP-1073) is not in the codec'],
 ])
+/**
+ * KIP-932 share groups are not in 4.0 (its share APIs were unreleased); they are served as
+ * Kafka 4.4.0 serves them (4.4.0's captured answer), at or below its maximum, and come with
+ * share.version finalized, as Kafka lists them only then.
+ */
+const SHARE_RELEASE = '4.4.0'
+const SHARE_APIS: readonly number[] = [ApiKeys.ShareGroupHeartbeat, ApiKeys.ShareGroupDescribe, ApiKeys.ShareFetch, ApiKeys.ShareAcknowledge]
 // Produce v12 means transaction version 2; it comes with EndTxn v5 or not at all.
 if (!servesTv2) BELOW_4_0.set(ApiKeys.Produce, 'v12 is served with EndTxn v5 (transaction.version 2), not before')
 
@@ -45,6 +52,7 @@ describe(`the broker presents as Apache Kafka ${RELEASE}`, () => {
     const kafkaRanges = new Map(golden(3).apiKeys.map((k) => [k.apiKey, k]))
     expect(ours.length).toBeGreaterThanOrEqual(20)
     for (const api of ours) {
+      if (SHARE_APIS.includes(api.apiKey)) continue
       const theirs = kafkaRanges.get(api.apiKey)
       const name = getApi(api.apiKey)?.name ?? String(api.apiKey)
       expect(theirs, `${name} is not served by Kafka ${RELEASE}`).toBeDefined()
@@ -58,6 +66,17 @@ describe(`the broker presents as Apache Kafka ${RELEASE}`, () => {
       }
     }
     for (const key of BELOW_4_0.keys()) expect(maxOf(key), `${getApi(key)?.name} is listed in BELOW_4_0 but not served`).toBeGreaterThan(-1)
+  })
+
+  it(`the KIP-932 share-group APIs are served as Kafka ${SHARE_RELEASE} serves them`, () => {
+    const kafkaRanges = new Map(golden(3, SHARE_RELEASE).apiKeys.map((k) => [k.apiKey, k]))
+    for (const key of SHARE_APIS) {
+      const name = getApi(key)!.name
+      const api = ours.find((a) => a.apiKey === key)
+      expect(api, `${name} served`).toBeDefined()
+      expect(api!.minVersion, `${name} min`).toBe(kafkaRanges.get(key)!.minVersion)
+      expect(api!.maxVersion, `${name} max`).toBeLessThanOrEqual(kafkaRanges.get(key)!.maxVersion)
+    }
   })
 
   it('Produce v12 and EndTxn v5 are served together or not at all (KIP-890)', () => {
@@ -102,7 +121,15 @@ describe(`the broker presents as Apache Kafka ${RELEASE}`, () => {
         expect(finalized.has('transaction.version')).toBe(false)
         expect(supported.has('transaction.version')).toBe(false)
       }
-      // Nothing is claimed that Kafka 4.0.2 does not have, nor above its level.
+      // share.version comes with the share APIs, at or below Kafka 4.4.0's level.
+      const shareKafka = golden(v, SHARE_RELEASE)
+      const shareFinalized = shareKafka.finalizedFeatures?.find((f) => f.name === 'share.version')
+      expect(finalized.get('share.version')?.maxVersionLevel).toBe(1)
+      expect(finalized.get('share.version')!.maxVersionLevel).toBeLessThanOrEqual(shareFinalized!.maxVersionLevel)
+      if (v >= 4) expect(supported.get('share.version')).toEqual({ name: 'share.version', minVersion: 0, maxVersion: 1 })
+      finalized.delete('share.version')
+      supported.delete('share.version')
+      // Nothing else is claimed that Kafka 4.0.2 does not have, nor above its level.
       for (const [name, f] of finalized) {
         expect(kafkaFinalized.get(name), name).toBeDefined()
         expect(f.maxVersionLevel, name).toBeLessThanOrEqual(kafkaFinalized.get(name)!.maxVersionLevel)

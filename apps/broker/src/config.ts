@@ -39,6 +39,16 @@ export interface BrokerConfig {
   producerIdExpirationMs: number
   /** Kafka's producer.id.expiration.check.interval.ms: how often that is checked. */
   producerIdExpirationCheckIntervalMs: number
+  /** Kafka's group.share.record.lock.duration.ms: how long a share consumer holds the records it acquired (KIP-932). */
+  groupShareRecordLockDurationMs: number
+  /** Kafka's group.share.delivery.count.limit: deliveries of a record before it is archived. */
+  groupShareDeliveryCountLimit: number
+  /** Kafka's group.share.partition.max.record.locks: in-flight records per share-partition. */
+  groupSharePartitionMaxRecordLocks: number
+  /** Kafka's group.share.session.timeout.ms: a share-group member silent this long is removed. */
+  groupShareSessionTimeoutMs: number
+  /** Kafka's group.share.heartbeat.interval.ms: the heartbeat interval given to share-group members. */
+  groupShareHeartbeatIntervalMs: number
   /** Kafka's transaction.max.timeout.ms: a longer transaction.timeout.ms gets INVALID_TRANSACTION_TIMEOUT. */
   transactionMaxTimeoutMs: number
   /** Kafka's transactional.id.expiration.ms: a transactional id idle this long (no transaction open) is forgotten. */
@@ -184,6 +194,11 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   flushMs: Infinity,
   producerIdExpirationMs: 86_400_000,
   producerIdExpirationCheckIntervalMs: 600_000,
+  groupShareRecordLockDurationMs: 30_000,
+  groupShareDeliveryCountLimit: 5,
+  groupSharePartitionMaxRecordLocks: 2000,
+  groupShareSessionTimeoutMs: 45_000,
+  groupShareHeartbeatIntervalMs: 5_000,
   transactionMaxTimeoutMs: 900_000,
   transactionalIdExpirationMs: 604_800_000,
   transactionAbortTimedOutTransactionCleanupIntervalMs: 10_000,
@@ -305,6 +320,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
   { key: 'producerIdExpirationMs', flag: 'producer-id-expiration-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget an idempotent producer this long after its last write (Kafka\'s producer.id.expiration.ms)' },
   { key: 'producerIdExpirationCheckIntervalMs', flag: 'producer-id-expiration-check-interval-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often idle producers are looked for (Kafka\'s producer.id.expiration.check.interval.ms)' },
+  { key: 'groupShareRecordLockDurationMs', flag: 'group-share-record-lock-duration-ms', env: 'TIDELOG_GROUP_SHARE_RECORD_LOCK_DURATION_MS', kind: { type: 'int', min: 1000, max: 3_600_000 }, help: 'how long a share consumer holds acquired records before they are offered again (KIP-932)' },
+  { key: 'groupShareDeliveryCountLimit', flag: 'group-share-delivery-count-limit', env: 'TIDELOG_GROUP_SHARE_DELIVERY_COUNT_LIMIT', kind: { type: 'int', min: 2, max: 10 }, help: 'deliveries of a share-group record before it is archived (KIP-932)' },
+  { key: 'groupSharePartitionMaxRecordLocks', flag: 'group-share-partition-max-record-locks', env: 'TIDELOG_GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS', kind: { type: 'int', min: 100, max: 10_000 }, help: 'in-flight records per share-partition (KIP-932)' },
+  { key: 'groupShareSessionTimeoutMs', flag: 'group-share-session-timeout-ms', env: 'TIDELOG_GROUP_SHARE_SESSION_TIMEOUT_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'a share-group member silent this long is removed (KIP-932)' },
+  { key: 'groupShareHeartbeatIntervalMs', flag: 'group-share-heartbeat-interval-ms', env: 'TIDELOG_GROUP_SHARE_HEARTBEAT_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'the heartbeat interval given to share-group members (KIP-932)' },
   { key: 'transactionMaxTimeoutMs', flag: 'transaction-max-timeout-ms', env: 'TIDELOG_TRANSACTION_MAX_TIMEOUT_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'longest transaction.timeout.ms a producer may ask for (Kafka\'s transaction.max.timeout.ms)' },
   { key: 'transactionalIdExpirationMs', flag: 'transactional-id-expiration-ms', env: 'TIDELOG_TRANSACTIONAL_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget a transactional id this long after its last transaction (Kafka\'s transactional.id.expiration.ms)' },
   { key: 'transactionAbortTimedOutTransactionCleanupIntervalMs', flag: 'transaction-abort-timed-out-transaction-cleanup-interval-ms', env: 'TIDELOG_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often transactions past their timeout are aborted (Kafka\'s transaction.abort.timed.out.transaction.cleanup.interval.ms)' },

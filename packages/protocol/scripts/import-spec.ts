@@ -23,7 +23,18 @@ export const API_NAMES = [
   'DescribeAcls', 'CreateAcls', 'DeleteAcls', 'DescribeLogDirs', 'AlterPartitionReassignments',
   'ListPartitionReassignments', 'DescribeClientQuotas', 'AlterClientQuotas',
   'DescribeUserScramCredentials', 'AlterUserScramCredentials',
+  'ShareGroupHeartbeat', 'ShareGroupDescribe', 'ShareFetch', 'ShareAcknowledge',
 ] as const
+
+/**
+ * APIs whose definitions come from a later Kafka release than the snapshot above: the KIP-932
+ * share-group APIs were unstable (v0) in the 4.0 snapshot and became v1 (ShareFetch and
+ * ShareAcknowledge v2) when Kafka 4.1/4.2 made share groups production-ready. Imported from the
+ * directory given as the second argument (Kafka 4.4's definitions).
+ */
+export const LATER_API_NAMES: ReadonlySet<string> = new Set([
+  'ShareGroupHeartbeat', 'ShareGroupDescribe', 'ShareFetch', 'ShareAcknowledge',
+])
 
 /**
  * Versions Kafka added after the definitions' snapshot (4.0.0-SNAPSHOT, October 2024) without
@@ -140,8 +151,9 @@ export function formatSpec(spec: Json): string {
 
 function main(): void {
   const src = process.argv[2]
-  if (src === undefined) {
-    console.error('usage: tsx scripts/import-spec.ts <path to Kafka message definitions>')
+  const later = process.argv[3]
+  if (src === undefined || later === undefined) {
+    console.error('usage: tsx scripts/import-spec.ts <Kafka 4.0-snapshot message definitions> <Kafka 4.4 message definitions>')
     process.exit(2)
   }
   const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'spec')
@@ -149,7 +161,8 @@ function main(): void {
   for (const f of readdirSync(out)) if (f.endsWith('.json')) rmSync(join(out, f))
   const names = [...OTHER_NAMES, ...API_NAMES.flatMap((n) => [`${n}Request`, `${n}Response`])]
   for (const name of names) {
-    const spec = widen(importMessage(readFileSync(join(src, `${name}.json`), 'utf8')))
+    const dir = LATER_API_NAMES.has(name.replace(/(Request|Response)$/, '')) ? later : src
+    const spec = widen(importMessage(readFileSync(join(dir, `${name}.json`), 'utf8')))
     if (spec.name !== name) throw new Error(`${name}.json declares ${String(spec.name)}`)
     writeFileSync(join(out, `${name}.json`), formatSpec(spec))
   }

@@ -1,4 +1,5 @@
 import { ErrorCodes, ListGroups } from '@tidelog/protocol'
+import { listShareGroups } from '../groups/share/share-groups.js'
 import { defineHandler } from './types.js'
 
 /**
@@ -16,7 +17,10 @@ export const listGroupsHandler = defineHandler({
     return {
       throttleTimeMs: 0,
       errorCode: ErrorCodes.NONE,
-      groups: listed.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.groupType })),
+      groups: [
+        ...listed.map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: g.groupType })),
+        ...listShareGroups(ctx.broker, v >= 4 ? (req.statesFilter ?? []) : [], v >= 5 ? (req.typesFilter ?? []) : []),
+      ],
     }
   },
   errorResponse(_req, errorCode) {

@@ -42,6 +42,10 @@ export function brokerFeatures(apis: readonly ApiVersionsResponseApiVersion[]): 
   const features: Feature[] = [{ name: 'metadata.version', supported: METADATA_VERSION, finalized: METADATA_VERSION.max }]
   const tv = transactionVersion(apis)
   if (tv > 0) features.push({ name: 'transaction.version', supported: { min: 0, max: tv }, finalized: tv })
+  // KIP-932: Kafka lists the share-group APIs only once share.version 1 is finalized, so it is
+  // claimed exactly when they are served. Level 2 (4.4) adds ShareFetch / ShareAcknowledge v2.
+  const shares = apis.find((a) => a.apiKey === ApiKeys.ShareGroupHeartbeat) !== undefined
+  if (shares) features.push({ name: 'share.version', supported: { min: 0, max: 1 }, finalized: 1 })
   return features
 }
 

@@ -45,6 +45,10 @@ import { createAclsHandler } from './30-create-acls.js'
 import { deleteAclsHandler } from './31-delete-acls.js'
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js'
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js'
+import { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js'
+import { shareGroupDescribeHandler } from './77-share-group-describe.js'
+import { shareFetchHandler } from './78-share-fetch.js'
+import { shareAcknowledgeHandler } from './79-share-acknowledge.js'
 import { QuotaStore } from '../quotas/store.js'
 import type { StandardAuthorizer } from '../security/authorizer.js'
 import { withAuthorization } from '../security/authorizer-rules.js'
@@ -115,6 +119,10 @@ export function createRegistry(options: { authorizer?: StandardAuthorizer; quota
     deleteAclsHandler(authorizer),
     describeClientQuotasHandler(quotas),
     alterClientQuotasHandler(quotas),
+    shareGroupHeartbeatHandler,
+    shareGroupDescribeHandler,
+    shareFetchHandler,
+    shareAcknowledgeHandler,
   ] as ApiHandler[]) {
     add(h)
   }

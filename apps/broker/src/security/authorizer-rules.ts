@@ -283,6 +283,15 @@ export const RULES: Record<number, ((g: Gate, req: any) => Verdict) | null> = {
     return { request: v.request, finish: (res) => hide(v.finish?.(res) ?? res) }
   },
   [ApiKeys.ListTransactions]: (g, req) => ({ request: req, finish: Gate.filter('transactionStates', (s) => g.can(Op.DESCRIBE, R.TRANSACTIONAL_ID, s.transactionalId)) }),
+  // KIP-932 share groups, as KafkaApis checks them: READ on the group, then DESCRIBE (heartbeat) or READ (fetch, acknowledge) on each topic.
+  [ApiKeys.ShareGroupHeartbeat]: (g, req) => {
+    if (!g.can(Op.READ, R.GROUP, req.groupId)) return g.deny(req, ErrorCodes.GROUP_AUTHORIZATION_FAILED)
+    const describe = g.topic(Op.DESCRIBE)
+    return ((req.subscribedTopicNames ?? []) as string[]).every((name) => describe({ name }) === undefined) ? pass(req) : g.deny(req, ErrorCodes.TOPIC_AUTHORIZATION_FAILED)
+  },
+  [ApiKeys.ShareGroupDescribe]: (g, req) => g.split(req, 'groupIds', 'groups', (id: string) => (g.can(Op.DESCRIBE, R.GROUP, id) ? undefined : ErrorCodes.GROUP_AUTHORIZATION_FAILED)),
+  [ApiKeys.ShareFetch]: (g, req) => (g.can(Op.READ, R.GROUP, req.groupId ?? '') ? g.split(req, 'topics', 'responses', g.topic(Op.READ)) : g.deny(req, ErrorCodes.GROUP_AUTHORIZATION_FAILED)),
+  [ApiKeys.ShareAcknowledge]: (g, req) => (g.can(Op.READ, R.GROUP, req.groupId ?? '') ? g.split(req, 'topics', 'responses', g.topic(Op.READ)) : g.deny(req, ErrorCodes.GROUP_AUTHORIZATION_FAILED)),
   // KIP-455: Kafka's ControllerApis checks CLUSTER ALTER / DESCRIBE before anything else.
   [ApiKeys.AlterPartitionReassignments]: clusterOnly(Op.ALTER),
   [ApiKeys.ListPartitionReassignments]: clusterOnly(Op.DESCRIBE),

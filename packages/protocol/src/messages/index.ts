@@ -47,6 +47,10 @@ import { DescribeProducers } from './61-describe-producers.js'
 import { DescribeTransactions } from './65-describe-transactions.js'
 import { ListTransactions } from './66-list-transactions.js'
 import { ConsumerGroupHeartbeat } from './68-consumer-group-heartbeat.js'
+import { ShareGroupHeartbeat } from './76-share-group-heartbeat.js'
+import { ShareGroupDescribe } from './77-share-group-describe.js'
+import { ShareFetch } from './78-share-fetch.js'
+import { ShareAcknowledge } from './79-share-acknowledge.js'
 
 export type { ApiDefinition } from './api.js'
 export * from './00-produce.js'
@@ -96,6 +100,10 @@ export * from './61-describe-producers.js'
 export * from './65-describe-transactions.js'
 export * from './66-list-transactions.js'
 export * from './68-consumer-group-heartbeat.js'
+export * from './76-share-group-heartbeat.js'
+export * from './77-share-group-describe.js'
+export * from './78-share-fetch.js'
+export * from './79-share-acknowledge.js'
 export * from './consumer-protocol.js'
 
 /** Kafka's api keys, by the APIs' names. */
@@ -147,6 +155,10 @@ export const ApiKeys = {
   DescribeTransactions: 65,
   ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
+  ShareGroupHeartbeat: 76,
+  ShareGroupDescribe: 77,
+  ShareFetch: 78,
+  ShareAcknowledge: 79,
 } as const
 
 /** Every API this codec speaks, by api key. */
@@ -198,6 +210,10 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [65, DescribeTransactions],
   [66, ListTransactions],
   [68, ConsumerGroupHeartbeat],
+  [76, ShareGroupHeartbeat],
+  [77, ShareGroupDescribe],
+  [78, ShareFetch],
+  [79, ShareAcknowledge],
 ])
 
 export function getApi(apiKey: number): ApiDefinition<any, any> | undefined {
