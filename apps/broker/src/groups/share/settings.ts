@@ -33,14 +33,9 @@ export function shareGroupSettings(broker: BrokerContext): ShareGroupSettings {
 
 export type ShareAutoOffsetReset = 'earliest' | 'latest'
 
-/**
- * The group's own overrides in the dynamic config store (GROUP config resources, set with
- * IncrementalAlterConfigs), where that store keeps them: its `group(id)` comes with the
- * group-config work, so it is looked up rather than imported.
- */
+/** The group's own overrides in the dynamic config store (GROUP config resources, set with IncrementalAlterConfigs). */
 function storedGroupConfig(broker: BrokerContext, groupId: string, name: string): string | undefined {
-  const dynamic = broker.topics.dynamic as { group?: (id: string) => Readonly<Record<string, string>> }
-  return dynamic.group?.(groupId)[name]
+  return broker.topics.dynamic.group(groupId)[name]
 }
 
 /** share.auto.offset.reset of a group: Kafka's default is latest. by_duration is not supported here and reads as latest. */
