@@ -10,13 +10,17 @@ import { checkGoals } from './goals.js'
 import { SUITES, select, type Selection } from './registry.js'
 import { fmt, markdown, withReadmeSection, type Report } from './report.js'
 import { makeRow } from './rows.js'
+import { CONTENDERS } from './scenarios/clients.js'
 import { ingestRow } from './scenarios/limits.js'
+import { provenance } from './provenance.js'
 import { compare, type Timing } from './stats.js'
 import type { RunContext, ScenarioResult } from './types.js'
 
 function usage(): never {
-  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]
+  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme] [--clients a,b] [--brokers tidelog,kafka]
 DIR defaults to bench-results (bench-results/quick with --quick)
+--brokers tidelog|kafka runs the client scenarios on that broker only
+--clients runs only these contenders (${CONTENDERS.join(', ')}); --quick leaves out those from the bench cache unless named
 --readme also puts the compact table into README.md's Benchmarks section
 suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`).join('\n        ')}`)
   process.exit(2)
@@ -27,16 +31,29 @@ function parseArgs(argv: string[]) {
   let quick = false
   let out: string | undefined
   let readme = false
+  let clients: Set<string> | undefined
+  let brokers: Set<string> | undefined
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--quick') quick = true
     else if (a === '--out') out = argv[++i] ?? usage()
     else if (a === '--readme') readme = true
+    else if (a === '--brokers') brokers = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
+    else if (a === '--clients') clients = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
     else if (a === '--help' || a === '-h') usage()
     else if (a.startsWith('-')) {
       console.error(`unknown option ${a}`)
       usage()
     } else names.push(a)
+  }
+  const unknown = [...(clients ?? [])].filter((c) => !(CONTENDERS as string[]).includes(c))
+  if (unknown.length > 0) {
+    console.error(`unknown client ${unknown.join(', ')}`)
+    usage()
+  }
+  if ([...(brokers ?? [])].some((b) => b !== 'tidelog' && b !== 'kafka')) {
+    console.error('--brokers takes tidelog and/or kafka')
+    usage()
   }
   const selection = select(names)
   if (typeof selection === 'string') {
@@ -44,7 +61,7 @@ function parseArgs(argv: string[]) {
     usage()
   }
   // Quick runs (CI) go aside, so they never overwrite the committed results of a full run.
-  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme }
+  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme, clients, brokers }
 }
 
 function printRow(s: ScenarioResult): void {
@@ -79,6 +96,7 @@ async function main(): Promise<void> {
       node: process.version,
       loadAverage: { start: loadavg()[0]!, end: NaN },
     },
+    provenance: provenance(),
     command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
     timing: { ...timing, mode: args.quick ? 'quick' : 'full', endToEndRounds: rounds },
     scenarios: [],
@@ -87,7 +105,7 @@ async function main(): Promise<void> {
   const brokers = new Brokers()
   const started = performance.now()
   const stamp = () => `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s]`
-  const ctx: RunContext = { quick: args.quick, timing, rounds, brokers, only: undefined, log: (l) => console.log(`${stamp()} ${l}`) }
+  const ctx: RunContext = { quick: args.quick, timing, rounds, brokers, only: undefined, clients: args.clients, brokerKinds: args.brokers as RunContext['brokerKinds'], log: (l) => console.log(`${stamp()} ${l}`) }
   try {
     for (const sel of args.selection) {
       const rows = await runSuite(sel, ctx, timing)

@@ -1,4 +1,6 @@
 import type { GoalCheck } from './goals.js'
+import type { Provenance } from './provenance.js'
+import { FAILED } from './rows.js'
 import type { Timing } from './stats.js'
 import type { ScenarioResult } from './types.js'
 
@@ -6,6 +8,8 @@ export interface Report {
   date: string
   machine: { cpus: number; cpuModel: string; memory: string; node: string; loadAverage?: { start: number; end: number } }
   command: string
+  /** Commit and peer versions (reports before issue 17 have none). */
+  provenance?: Provenance
   timing: Timing & { mode: 'quick' | 'full'; endToEndRounds: number }
   scenarios: ScenarioResult[]
   goals: GoalCheck[]
@@ -41,6 +45,14 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
     `${compact ? `Measured ${r.date.slice(0, 16).replace('T', ' ')} UTC on ` : ''}${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}` +
       (r.machine.loadAverage === undefined ? '' : `, load average ${r.machine.loadAverage.start.toFixed(1)} at the start and ${r.machine.loadAverage.end.toFixed(1)} at the end (other work on the machine shows in the spread)`) +
       `. Command: \`${r.command}\` (${t.mode}).`,
+    ...(r.provenance === undefined
+      ? []
+      : [
+          '',
+          `Commit ${r.provenance.commit.slice(0, 12)}${r.provenance.dirty ? ' with uncommitted changes' : ''}; peers: ` +
+            Object.entries(r.provenance.peers).map(([k, v]) => `${k} ${v}`).join(', ') +
+            '. Which Node runs each client is in the notes of its rows.',
+        ]),
     '',
     `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
       `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
@@ -68,7 +80,7 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
         if (why === undefined) return ''
         let i = reasons.indexOf(why)
         if (i < 0) i = reasons.push(why) - 1
-        return `n/a [${i + 1}]`
+        return `${why.startsWith(FAILED) ? 'failed' : 'n/a'} [${i + 1}]`
       })
       const ratios = Object.entries(s.ratios).map(([k, v]) => `${k} ${v}x`).join(', ')
       lines.push(`| ${s.id} | ${s.title} | ${s.unit} | ${cells.join(' | ')} | ${ratios} |`)

@@ -1,4 +1,4 @@
-import type { Brokers } from './env/brokers.js'
+import type { BrokerKind, Brokers } from './env/brokers.js'
 import type { Impl, Summary, Timing } from './stats.js'
 
 /** One comparison: the first implementation is tidelog, the others its peers. */
@@ -35,6 +35,10 @@ export interface RunContext {
   brokers: Brokers
   /** Scenario ids asked for (upper case); undefined runs every scenario of the suite. */
   only: Set<string> | undefined
+  /** Contenders asked for with --clients; undefined takes each suite's default set. */
+  clients?: Set<string>
+  /** Brokers asked for with --brokers (client scenarios); undefined: both. */
+  brokerKinds?: Set<BrokerKind>
   log(line: string): void
 }
 

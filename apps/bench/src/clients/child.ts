@@ -18,10 +18,18 @@ import {
   type RoundTripJob,
 } from './jobs.js'
 
+/** The package directory of a peer installed outside the workspace (runtimes.ts sets it). */
+function peerDir(): string {
+  const dir = process.env.BENCH_PEER_DIR
+  if (dir === undefined || dir === '') throw new Error('BENCH_PEER_DIR is not set: this client runs from the bench cache (runtimes.ts)')
+  return dir
+}
+
 async function load(client: Job['client']): Promise<ClientAdapter> {
   // Only the client under test is loaded into this process.
   switch (client) {
     case 'tidelog':
+    case 'tidelog-node22':
       return (await import('./tidelog.js')).tidelog
     case 'kafkajs':
       return (await import('./kafkajs.js')).kafkajs
@@ -29,6 +37,10 @@ async function load(client: Job['client']): Promise<ClientAdapter> {
       return (await import('./platformatic.js')).platformatic
     case 'tidelog-kafkajs':
       return (await import('./tidelog-kafkajs.js')).tidelogKafkajs
+    case 'platformatic-2':
+      return (await import('./platformatic.js')).platformaticFrom(peerDir())
+    case 'confluent':
+      return (await import('./confluent.js')).confluentFrom(peerDir())
   }
 }
 

@@ -13,7 +13,7 @@ function producerProperties(s: ProducerSettings): string[] {
     `compression.type=${s.compression}`,
     `linger.ms=${s.lingerMs}`,
     `batch.size=${s.batchBytes}`,
-    `max.in.flight.requests.per.connection=${s.maxInFlight}`,
+    ...(s.maxInFlight === 0 ? [] : [`max.in.flight.requests.per.connection=${s.maxInFlight}`]),
   ]
 }
 
