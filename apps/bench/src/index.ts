@@ -55,7 +55,7 @@ function parseArgs(argv: string[]) {
     console.error('--brokers takes tidelog and/or kafka')
     usage()
   }
-  const selection = select(names)
+  const selection = select(names, undefined, quick)
   if (typeof selection === 'string') {
     console.error(selection)
     usage()

@@ -48,6 +48,8 @@ export interface Suite {
   description: string
   /** The scenario ids it produces (their prefix before any dot or @). */
   ids: string[]
+  /** false: a run without names under --quick (CI) leaves it out; name it to run it quick. */
+  inQuick?: boolean
   /** Micro-benchmarks measured in time windows by compare(). */
   scenarios?: () => Promise<Scenario[]>
   /** End-to-end scenarios that measure and summarise themselves. */

@@ -96,7 +96,8 @@ function chunked(p: { prepare(r: Rec[]): unknown }, recs: Rec[], from: number, t
 }
 
 async function produce(c: ClientAdapter, job: ProduceJob): Promise<ProduceResult> {
-  const recs = makeRecords(job.warmupRecords + job.records)
+  const valueBytes = job.valueBytes ?? VALUE_BYTES
+  const recs = makeRecords(job.warmupRecords + job.records, 1, valueBytes)
   const txn = job.transaction
   if (txn !== undefined && c.transactionalProducer === undefined) throw new Error(`${job.client}: no transactional producer in its adapter`)
   const p = txn === undefined ? await c.producer(job.bootstrap, job.topic, job.settings) : await c.transactionalProducer!(job.bootstrap, job.topic, job.settings, txn.transactionalId)
@@ -108,8 +109,9 @@ async function produce(c: ClientAdapter, job: ProduceJob): Promise<ProduceResult
     await run(warm)
     const t0 = performance.now()
     await run(main)
-    const ms = performance.now() - t0
-    return { records: job.records, bytes: job.records * (KEY_BYTES + VALUE_BYTES), ms }
+    const t1 = performance.now()
+    const epoch = (t: number) => performance.timeOrigin + t
+    return { records: job.records, bytes: job.records * (KEY_BYTES + valueBytes), ms: t1 - t0, startedAt: epoch(t0), endedAt: epoch(t1) }
   } finally {
     await p.close()
   }
@@ -160,7 +162,8 @@ async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult
   } finally {
     await cons.close()
   }
-  if (bytes < job.records * VALUE_BYTES) throw new Error(`values shorter than ${VALUE_BYTES} bytes`)
+  const size = job.valueBytes ?? VALUE_BYTES
+  if (bytes < job.records * size) throw new Error(`values shorter than ${size} bytes`)
   return { records: job.records, ms: last - first, totalMs: last - t0 }
 }
 

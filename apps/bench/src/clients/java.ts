@@ -35,6 +35,7 @@ export async function producerPerformance(
   warmup: number,
   s: ProducerSettings,
   transaction?: { transactionalId: string; durationMs: number },
+  recordSize: number = VALUE_BYTES,
 ): Promise<number> {
   const { stdout, stderr } = await javaTool(
     `${TOOLS}ProducerPerformance`,
@@ -43,7 +44,7 @@ export async function producerPerformance(
       '--topic', topic,
       '--num-records', String(records + warmup),
       '--warmup-records', String(warmup),
-      '--record-size', String(VALUE_BYTES),
+      '--record-size', String(recordSize),
       '--throughput', '-1',
       '--key-distribution', 'random',
       '--record-key-range', String(2 ** 31 - 1),

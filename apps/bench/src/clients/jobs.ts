@@ -42,6 +42,8 @@ export interface ProduceJob extends JobBase {
   chunk: number
   window: number
   settings: ProducerSettings
+  /** Value size (default VALUE_BYTES); the scale suite's large records. */
+  valueBytes?: number
   /**
    * Produce in transactions: begin, send for `durationMs`, wait for what is in flight, commit
    * (ProducerPerformance's --transaction-duration-ms, which Java's run gets).
@@ -72,6 +74,8 @@ export interface ConsumeJob extends JobBase {
   kind: 'consume'
   records: number
   groupId: string
+  /** The values' size (default VALUE_BYTES): a shorter value is an error. */
+  valueBytes?: number
   /** See ConsumeStyle (adapter.ts); default 'message'. */
   style?: 'message' | 'batch6'
 }
@@ -105,6 +109,9 @@ export interface ProduceResult {
   records: number
   bytes: number
   ms: number
+  /** The timed part's start and end, epoch ms (several producer processes share one window). */
+  startedAt: number
+  endedAt: number
 }
 
 export interface ConsumeResult {

@@ -1,6 +1,6 @@
 import * as platformatic1 from '@platformatic/kafka'
 import type { MessageToProduce } from '@platformatic/kafka'
-import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { FETCH, type ClientAdapter, type Rec } from './adapter.js'
@@ -60,6 +60,8 @@ export const platformatic = platformaticAdapter(platformatic1)
 
 /** The adapter on the @platformatic/kafka package in `dir` (2.x, an ES module). */
 export async function platformaticFrom(dir: string): Promise<ClientAdapter> {
-  const entry = createRequire(join(dir, 'package.json')).resolve(dir)
+  // Its package.json has only "exports" (a string), which a directory path does not go through.
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { exports?: unknown; main?: string }
+  const entry = join(dir, typeof pkg.exports === 'string' ? pkg.exports : (pkg.main ?? 'index.js'))
   return platformaticAdapter((await import(pathToFileURL(entry).href)) as PlatformaticApi)
 }
