@@ -7,6 +7,7 @@
 //   B4 large records: 100 KiB and 1 MB values, produce (tidelog client and Java) and consume
 //      (tidelog client) MB/s.
 // Many partitions need many file descriptors: index.ts raises `ulimit -n` for this suite.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +15,7 @@ import { producerPerformance } from '../clients/java.js'
 import { KEY_BYTES, type ConsumeResult, type ProduceResult, type ProducerSettings } from '../clients/jobs.js'
 import { runChild } from '../clients/run-child.js'
 import { waitForApiVersions } from '../env/api-versions.js'
-import { createTopic, deleteTopic, spawnTidelogBroker, stopProcess, type BrokerHandle, type BrokerKind } from '../env/brokers.js'
+import { createTopic, deleteTopic, spawnTidelogBroker, stopProcess, type BrokerHandle } from '../env/brokers.js'
 import { rssMiB } from '../env/proc.js'
 import { interleave, type Metrics } from '../matrix.js'
 import { entryOf, makeRow } from '../rows.js'
@@ -22,7 +23,10 @@ import type { RunContext, ScenarioResult, Suite } from '../types.js'
 import { BASE, CHUNK, WINDOW, matrix, rowsOf, topicName, wants } from './clients.js'
 import { loopbackTcp, sequentialDisk } from './limits.js'
 
-const BROKER_LABEL: Record<BrokerKind, string> = { tidelog: 'tidelog-broker', kafka: 'kafka' }
+/** This process's soft open-file limit, which the brokers and clients inherit. */
+function openFileLimit(): string {
+  return spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()
+}
 
 /** Waits until the broker's RSS stops growing (settled after a topic creation), up to `maxMs`. */
 async function settledRss(pid: number, maxMs: number): Promise<number> {
@@ -104,12 +108,13 @@ async function b1(ctx: RunContext): Promise<ScenarioResult[]> {
   const rows: ScenarioResult[] = []
   for (const partitions of counts) {
     const id = `B1.${partitions}`
-    ctx.log(`${id}: ${partitions.toLocaleString('en')} partitions`)
+    ctx.log(`${id}: ${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'}`)
     const m = await matrix(ctx, id, ['tidelog'], (b) => partitionsOnce(b, partitions, records))
     const head = (metric: string, title: string, unit: string, higherIsBetter: boolean) =>
       rowsOf(m, { id: `${id}.${metric}`, title: `${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'} in one topic: ${title}`, unit, higherIsBetter }, metric, ['tidelog'], ['tidelog'], [
         `tidelog client, ${records.toLocaleString('en')} records of 100 B, keys spread over the partitions; like-for-like producer settings (acks=1, linger 5 ms, batch 16384 B)`,
         'RSS per idle partition: the broker\'s settled RSS after the topic was created minus before, divided by the partition count',
+        `open-file limit (ulimit -n, raised by the bench): ${openFileLimit()}`,
       ]).filter((r) => r.id.includes('.brokers('))
     rows.push(...head('produce', 'produce', 'records/s', true), ...head('consume', 'consume', 'records/s', true), ...head('rssPerPartitionKiB', 'RSS per idle partition', 'KiB', false))
     const restart = await interleave([{ name: 'tidelog-broker', run: () => tidelogRestart(partitions, Math.min(records, 50_000)) }], {
@@ -117,7 +122,7 @@ async function b1(ctx: RunContext): Promise<ScenarioResult[]> {
       onRun: (n, r, x) => ctx.log(`  ${id}.restart ${n} round ${r + 1}: ${x instanceof Error ? `FAILED ${x.message}` : `${Math.round(x.restartMs!)} ms`}`),
     })
     rows.push(
-      makeRow({ id: `${id}.restart`, title: `${partitions.toLocaleString('en')} partitions: broker restart with that metadata and data, to the first ApiVersions answer`, unit: 'ms', higherIsBetter: false }, [
+      makeRow({ id: `${id}.restart`, title: `${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'}: broker restart with that metadata and data, to the first ApiVersions answer`, unit: 'ms', higherIsBetter: false }, [
         ['tidelog-broker', entryOf(restart.get('tidelog-broker'), 'restartMs')],
         ['kafka', 'not measured: the bench restarts its own tidelog broker; a restart of Apache Kafka with the same data is not implemented yet'],
       ]),
