@@ -102,11 +102,20 @@ export function withReadmeSection(readme: string, r: Report): string {
   const a = readme.indexOf(README_START)
   const b = readme.indexOf(README_END)
   if (a < 0 || b < a) throw new Error(`README has no ${README_START} ... ${README_END} section`)
+  // The same text as README.md's Benchmarks section, so --readme rewrites it unchanged.
   const how =
-    '`npm run bench` runs every scenario (about 15 minutes here) and writes bench-results/latest.json and latest.md; ' +
-    '`npm run bench -- P1` (or a suite: `codec`, `produce`, ...) runs one; `npm run bench -- --quick` is the short run CI does. ' +
-    'Add `--readme` to refresh this section. `BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; ' +
-    '`node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\n'
+    '`npm run bench` runs every scenario and writes bench-results/latest.json and latest.md. ' +
+    '`npm run bench -- P1` (or a suite: `codec`, `produce`, `scale`, ...) runs one, and `npm run bench -- --quick` is the short run CI does. ' +
+    '`--clients a,b` and `--brokers tidelog|kafka` narrow a run. ' +
+    'Add `--readme` to refresh this section. ' +
+    '`BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; `node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\nThe peers are kafkajs, @platformatic/kafka 1.x on Node 20 and 2.x on Node 22, @confluentinc/kafka-javascript (librdkafka) and the Java client. ' +
+    'Node 22, @platformatic/kafka 2.x and confluent are installed into the bench\'s cache on first use (confluent is built from its package, which takes minutes). ' +
+    'tidelog runs on both Node 20 and Node 22 (`tidelog-node22`). ' +
+    'Each producer scenario has a like-for-like row and a `.best` row: like for like gives every client the same acks, linger, batch size, in-flight limit and compression, and says what a client cannot set; `.best` uses each client\'s documented settings. ' +
+    'C1.best takes each client\'s faster consume mode. ' +
+    'A contender that failed a round shows as failed. ' +
+    'Every report names the commit, the peer versions and the load average. ' +
+    'The `scale` suite (B1-B5: partitions, idle connections, 4 producers, large records, latency at a fixed rate) raises `ulimit -n` itself.\n\n'
   const body = how + markdown(r, { compact: true, level: 2 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }
