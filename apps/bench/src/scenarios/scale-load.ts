@@ -3,13 +3,15 @@
 //      the producer's rate and the broker's RSS, against the same producer without them;
 //   B5 end-to-end latency at a fixed rate (10,000 and 100,000 records/s, acks=all, tidelog
 //      client): p50 / p99 / p99.9 and, on the tidelog broker, its event-loop delay during the run
-//      (its /metrics, nodejs_eventloop_lag_*; Kafka's JVM has no event loop).
+//      (its /metrics, nodejs_eventloop_lag_*; Kafka's JVM has no event loop);
+//   B6 broker RSS under a consumer that pipelines fetches and never reads them.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../../../../test/helpers/kafka.js'
-import type { LatencyResult, ProduceResult, ProducerSettings } from '../clients/jobs.js'
+import { ApiKeys, encodeRequestFrame } from '@tidelog/protocol'
+import { KEY_BYTES, VALUE_BYTES, type LatencyResult, type ProduceResult, type ProducerSettings } from '../clients/jobs.js'
 import { runChild } from '../clients/run-child.js'
 import { API_VERSIONS_REQUEST } from '../env/api-versions.js'
 import { createTopic, deleteTopic, spawnTidelogBroker, stopProcess, type BrokerHandle } from '../env/brokers.js'
@@ -196,4 +198,66 @@ async function b5(ctx: RunContext): Promise<ScenarioResult[]> {
   return rows
 }
 
-export { b2, b5 }
+// --- B6 a consumer that does not read ---------------------------------------------------------
+
+/** Fetch requests the stalled consumer sends before it stops reading. */
+const STALLED_FETCHES = 200
+
+/**
+ * A raw connection that pipelines STALLED_FETCHES Fetch v12 requests for the whole topic from
+ * offset 0 and never reads an answer: the broker must stop reading (or writing) it rather than
+ * hold every answer in memory (Kafka mutes a channel with a response in flight).
+ */
+function stalledConsumer(port: number, topic: string, partitions: number): Socket {
+  const s = connect(port, '127.0.0.1')
+  s.pause()
+  s.once('connect', () => {
+    for (let i = 0; i < STALLED_FETCHES; i++) {
+      s.write(
+        encodeRequestFrame(
+          { apiKey: ApiKeys.Fetch, apiVersion: 12, correlationId: i + 1, clientId: 'tidelog-bench-stalled' },
+          {
+            maxWaitMs: 500,
+            minBytes: 1,
+            maxBytes: 50 * 1024 * 1024,
+            topics: [{ topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partition: p, fetchOffset: 0n, partitionMaxBytes: 1024 * 1024 })) }],
+          },
+        ),
+      )
+    }
+  })
+  s.on('error', () => undefined)
+  return s
+}
+
+async function b6(ctx: RunContext): Promise<ScenarioResult[]> {
+  const records = ctx.quick ? 50_000 : 1_000_000
+  const holdMs = ctx.quick ? 3_000 : 10_000
+  ctx.log(`B6: broker RSS under a consumer that does not read (${STALLED_FETCHES} fetches of a ${records.toLocaleString('en')}-record topic)`)
+  const m = await matrix(ctx, 'B6', ['tidelog'], async (b): Promise<Metrics> => {
+    const topic = topicName('b6')
+    await createTopic(b, topic)
+    try {
+      await runChild<ProduceResult>({ kind: 'produce', client: 'tidelog', bootstrap: b.bootstrap, topic, records, warmupRecords: 0, chunk: CHUNK, window: WINDOW, settings: BASE }, 600_000)
+      await new Promise((r) => setTimeout(r, 1000))
+      const before = rssMiB(b.pid)
+      const sampler = sampleRss(b.pid, 50)
+      const s = stalledConsumer(b.port, topic, 6)
+      await new Promise((r) => setTimeout(r, holdMs))
+      const peak = sampler.stop()
+      s.destroy()
+      if (!Number.isFinite(peak)) throw new Error('the broker exited')
+      return { growth: peak - before, peak }
+    } finally {
+      await deleteTopic(b, topic)
+    }
+  })
+  const requested = (STALLED_FETCHES * records * (KEY_BYTES + VALUE_BYTES)) / 2 ** 20
+  const notes = [
+    `one connection sends ${STALLED_FETCHES} Fetch v12 requests (the whole topic from offset 0, 1 MiB per partition, 6 partitions) and never reads: up to ${Math.round(requested).toLocaleString('en')} MiB of answers asked for; RSS sampled every 50 ms for ${holdMs / 1000} s`,
+  ]
+  const row = (metric: string, title: string) => rowsOf(m, { id: `B6.${metric}`, title, unit: 'MiB', higherIsBetter: false }, metric, ['tidelog'], ['tidelog'], notes).filter((r) => r.id.includes('.brokers('))
+  return [...row('growth', 'broker RSS growth under a consumer that does not read'), ...row('peak', 'broker RSS peak under a consumer that does not read')]
+}
+
+export { b2, b5, b6 }

@@ -4,7 +4,7 @@
 //      much metadata and data;
 //   B3 several producers: 4 producer processes (tidelog client) into one broker, MB/s against
 //      the loopback and disk limits (X1) measured in the same run;
-//   B2 and B5 (idle connections, latency at a fixed rate) are in scale-load.ts;
+//   B2, B5 and B6 (idle connections, latency at a fixed rate, a consumer that does not read) are in scale-load.ts;
 //   B4 large records: 100 KiB and 1 MB values, produce (tidelog client and Java) and consume
 //      (tidelog client) MB/s.
 // Many partitions need many file descriptors: index.ts raises `ulimit -n` for this suite.
@@ -23,7 +23,7 @@ import { entryOf, makeRow } from '../rows.js'
 import type { RunContext, ScenarioResult, Suite } from '../types.js'
 import { BASE, CHUNK, WINDOW, matrix, rowsOf, topicName, wants } from './clients.js'
 import { loopbackTcp, sequentialDisk } from './limits.js'
-import { b2, b5 } from './scale-load.js'
+import { b2, b5, b6 } from './scale-load.js'
 
 /** This process's soft open-file limit, which the brokers and clients inherit. */
 function openFileLimit(): string {
@@ -227,8 +227,8 @@ async function b4(ctx: RunContext): Promise<ScenarioResult[]> {
 
 export const scale: Suite = {
   name: 'scale',
-  description: 'B1 1/100/1,000/10,000 partitions, B2 1,000 idle connections + a producer, B3 4 producer processes against the physical limits, B4 100 KiB and 1 MB records, B5 latency at 10k and 100k records/s with the broker\'s event-loop delay: tidelog broker vs Apache Kafka',
-  ids: ['B1', 'B2', 'B3', 'B4', 'B5'],
+  description: 'B1 1/100/1,000/10,000 partitions, B2 1,000 idle connections + a producer, B3 4 producer processes against the physical limits, B4 100 KiB and 1 MB records, B5 latency at 10k and 100k records/s with the broker\'s event-loop delay, B6 RSS under a consumer that does not read: tidelog broker vs Apache Kafka',
+  ids: ['B1', 'B2', 'B3', 'B4', 'B5', 'B6'],
   // Minutes even at small sizes: `npm run bench -- scale --quick` runs it quick.
   inQuick: false,
   async run(ctx) {
@@ -238,6 +238,7 @@ export const scale: Suite = {
     if (wants(ctx, 'B3')) rows.push(...(await b3(ctx)))
     if (wants(ctx, 'B4')) rows.push(...(await b4(ctx)))
     if (wants(ctx, 'B5')) rows.push(...(await b5(ctx)))
+    if (wants(ctx, 'B6')) rows.push(...(await b6(ctx)))
     return rows
   },
 }
