@@ -189,9 +189,22 @@ export async function produceOnce(
   }
 }
 
+/** Which snappy each contender compresses with (they are different code). */
+const SNAPPY: Record<Contender, string> = {
+  tidelog: "tidelog's own (packages/protocol)",
+  'tidelog-node22': "tidelog's own",
+  'tidelog-kafkajs': "tidelog's own",
+  kafkajs: 'snappyjs (pure JS, registered by the bench: kafkajs ships none)',
+  platformatic: '@platformatic/wasm-utils (WebAssembly)',
+  'platformatic-2': '@platformatic/wasm-utils (WebAssembly)',
+  confluent: "librdkafka's bundled C snappy",
+  java: 'snappy-java (native, JNI)',
+}
+
 /** Every caveat of the clients in a run, for the like-for-like rows. */
 function caveats(clients: readonly Contender[], s: ProducerSettings): string[] {
-  return clients.flatMap((c) => LIKE_CAVEATS[c]?.(s) ?? [])
+  const snappy = s.compression === 'snappy' ? [`snappy implementations: ${clients.map((c) => `${c}: ${SNAPPY[c]}`).join('; ')}`] : []
+  return [...clients.flatMap((c) => LIKE_CAVEATS[c]?.(s) ?? []), ...snappy]
 }
 
 export const produce: Suite = {
@@ -221,7 +234,7 @@ export const produce: Suite = {
         const m = await matrix(ctx, `${p.id}.best`, clients, (b, client) => produceOnce(b, client, n, BEST[client].tune(p.settings), 300_000))
         const head = { id: `${p.id}.best`, title: title(p, true), unit: 'records/s', higherIsBetter: true }
         const sources = clients.map((c) => `${c}: ${BEST[c].source}`).join('; ')
-        rows.push(...rowsOf(m, head, 'rate', clients, brokerClientsOf(clients), [`acks, idempotence and compression as in ${p.id}; tuned: ${sources}`, shape, runtimes]))
+        rows.push(...rowsOf(m, head, 'rate', clients, brokerClientsOf(clients), [`acks, idempotence and compression as in ${p.id}; tuned: ${sources}`, ...caveats(clients, p.settings).filter((c) => c.startsWith('snappy')), shape, runtimes]))
       }
     }
     return rows
