@@ -140,7 +140,8 @@ function until(done: () => boolean, progress: () => number, stallMs: number, wha
   })
 }
 
-async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult> {
+/** Reads `records` records of `job.topic` in `groupId`; first record to last, and creation to last. */
+async function consumeN(c: ClientAdapter, job: ConsumeJob, groupId: string, records: number): Promise<ConsumeResult> {
   const t0 = performance.now()
   let n = 0
   let first = 0
@@ -149,22 +150,28 @@ async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult
   const cons = await c.consumer(
     job.bootstrap,
     job.topic,
-    job.groupId,
+    groupId,
     (v) => {
       if (n++ === 0) first = performance.now()
       bytes += v.length
-      if (n === job.records) last = performance.now()
+      if (n === records) last = performance.now()
     },
     job.style,
   )
   try {
-    await until(() => n >= job.records, () => n, 30_000, `consumed ${n} of ${job.records}`)
+    await until(() => n >= records, () => n, 30_000, `consumed ${n} of ${records}`)
   } finally {
     await cons.close()
   }
   const size = job.valueBytes ?? VALUE_BYTES
-  if (bytes < job.records * size) throw new Error(`values shorter than ${size} bytes`)
-  return { records: job.records, ms: last - first, totalMs: last - t0 }
+  if (bytes < records * size) throw new Error(`values shorter than ${size} bytes`)
+  return { records, ms: last - first, totalMs: last - t0 }
+}
+
+async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult> {
+  // The uncounted warm-up: the same client and mode in a group of its own (JIT, connections).
+  if ((job.warmupRecords ?? 0) > 0) await consumeN(c, job, `${job.groupId}-warmup`, job.warmupRecords!)
+  return consumeN(c, job, job.groupId, job.records)
 }
 
 async function copy(c: ClientAdapter, job: CopyJob): Promise<CopyResult> {

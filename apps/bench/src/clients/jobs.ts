@@ -74,6 +74,8 @@ export interface ConsumeJob extends JobBase {
   kind: 'consume'
   records: number
   groupId: string
+  /** Read first in a group of its own and not counted (the warm-up the produce runs get too). */
+  warmupRecords?: number
   /** The values' size (default VALUE_BYTES): a shorter value is an error. */
   valueBytes?: number
   /** See ConsumeStyle (adapter.ts); default 'message'. */

@@ -77,6 +77,16 @@ async function partitionsOnce(b: BrokerHandle, partitions: number, records: numb
   }
 }
 
+async function javaProduce(b: BrokerHandle, partitions: number, records: number): Promise<Metrics> {
+  const topic = topicName(`b1j-${partitions}`)
+  await createTopic(b, topic, partitions)
+  try {
+    return { produce: await producerPerformance(b.bootstrap, topic, records, Math.min(records / 5, 50_000), BASE) }
+  } finally {
+    await deleteTopic(b, topic)
+  }
+}
+
 /** A tidelog broker of its own: start, create `partitions`, fill, stop, time the restart to ApiVersions. */
 async function tidelogRestart(partitions: number, records: number): Promise<Metrics> {
   const dir = mkdtempSync(join(tmpdir(), 'tidelog-bench-b1-'))
@@ -111,14 +121,15 @@ async function b1(ctx: RunContext): Promise<ScenarioResult[]> {
   for (const partitions of counts) {
     const id = `B1.${partitions}`
     ctx.log(`${id}: ${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'}`)
-    const m = await matrix(ctx, id, ['tidelog'], (b) => partitionsOnce(b, partitions, records))
-    const head = (metric: string, title: string, unit: string, higherIsBetter: boolean) =>
-      rowsOf(m, { id: `${id}.${metric}`, title: `${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'} in one topic: ${title}`, unit, higherIsBetter }, metric, ['tidelog'], ['tidelog'], [
-        `tidelog client, ${records.toLocaleString('en')} records of 100 B, keys spread over the partitions; like-for-like producer settings (acks=1, linger 5 ms, batch 16384 B)`,
+    // The Java client produces only (ProducerPerformance); consume and RSS are the tidelog client's runs.
+    const m = await matrix(ctx, id, ['tidelog', 'java'], (b, client) => (client === 'java' ? javaProduce(b, partitions, records) : partitionsOnce(b, partitions, records)))
+    const head = (metric: string, title: string, unit: string, higherIsBetter: boolean, clients: Array<'tidelog' | 'java'> = ['tidelog']) =>
+      rowsOf(m, { id: `${id}.${metric}`, title: `${partitions.toLocaleString('en')} partition${partitions === 1 ? '' : 's'} in one topic: ${title}`, unit, higherIsBetter }, metric, clients, clients, [
+        `tidelog client (and, producing, Java's ProducerPerformance), ${records.toLocaleString('en')} records of 100 B, keys spread over the partitions; like-for-like producer settings (acks=1, linger 5 ms, batch 16384 B)`,
         'RSS per idle partition: the broker\'s settled RSS after the topic was created minus before, divided by the partition count',
         `open-file limit (ulimit -n, raised by the bench): ${openFileLimit()}`,
       ]).filter((r) => r.id.includes('.brokers('))
-    rows.push(...head('produce', 'produce', 'records/s', true), ...head('consume', 'consume', 'records/s', true), ...head('rssPerPartitionKiB', 'RSS per idle partition', 'KiB', false))
+    rows.push(...head('produce', 'produce', 'records/s', true, ['tidelog', 'java']), ...head('consume', 'consume', 'records/s', true), ...head('rssPerPartitionKiB', 'RSS per idle partition', 'KiB', false))
     const restart = await interleave([{ name: 'tidelog-broker', run: () => tidelogRestart(partitions, Math.min(records, 50_000)) }], {
       rounds: ctx.rounds,
       onRun: (n, r, x) => ctx.log(`  ${id}.restart ${n} round ${r + 1}: ${x instanceof Error ? `FAILED ${x.message}` : `${Math.round(x.restartMs!)} ms`}`),
