@@ -1,6 +1,12 @@
-// Apache Kafka's own Java tools, run from the jars the interop harness fetches:
-// ProducerPerformance, ConsumerPerformance, EndToEndLatency and TransactionalMessageCopier.
-import { javaTool } from '../../../../test/helpers/kafka.js'
+// Apache Kafka's own Java tools, run from the jars the interop harness fetches
+// (ProducerPerformance, ConsumerPerformance), and RoundTrip.java, L2's harness on the Java client.
+import { execFile } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { fetchKafka, javaTool } from '../../../../test/helpers/kafka.js'
 import type { LatencyResult, ProducerSettings } from './jobs.js'
 import { VALUE_BYTES } from './jobs.js'
 
@@ -75,22 +81,6 @@ export async function consumerPerformance(bootstrap: string, topic: string, reco
   return { fetchRate: Number(cols[9]), totalRate: Number(cols[5]) }
 }
 
-/**
- * EndToEndLatency: one record at a time, produce then poll until it is back. The tool
- * reports percentiles in whole milliseconds, its average with decimals.
- */
-export async function endToEndLatency(bootstrap: string, topic: string, records: number, acks: 1 | -1): Promise<LatencyResult & { avg: number }> {
-  const { stdout, stderr } = await javaTool(
-    `${TOOLS}EndToEndLatency`,
-    ['--bootstrap-server', bootstrap, '--topic', topic, '--num-records', String(records), '--producer-acks', acks === -1 ? 'all' : String(acks), '--record-size', String(VALUE_BYTES)],
-    { timeoutMs: 300_000 },
-  )
-  const text = stdout + stderr
-  const avg = Number(match(text, /Avg latency: ([\d.]+) ms/, 'EndToEndLatency')[1])
-  const p = match(text, /50th = ([\d.]+), 99th = ([\d.]+), 99\.9th = ([\d.]+)/, 'EndToEndLatency')
-  return { samples: records, lost: 0, p50: Number(p[1]), p99: Number(p[2]), p999: Number(p[3]), max: NaN, avg }
-}
-
 /** The copier's "time" fields: yyyy/MM/dd HH:mm:ss:SSS, local time (only differences are used). */
 function copierTime(t: string): number {
   const m = /^(\d{4})\/(\d\d)\/(\d\d) (\d\d):(\d\d):(\d\d):(\d{3})$/.exec(t)
@@ -121,4 +111,35 @@ export async function transactionalMessageCopier(
   if (first?.time === undefined || last?.time === undefined) throw new Error(`TransactionalMessageCopier: unexpected output: ${(stdout + stderr).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`)
   if (last.totalProcessed !== o.records) throw new Error(`TransactionalMessageCopier copied ${last.totalProcessed} of ${o.records} records`)
   return { records: last.totalProcessed, ms: copierTime(last.time) - copierTime(first.time) }
+}
+
+const ROUND_TRIP_SOURCE = fileURLToPath(new URL('../../java/RoundTrip.java', import.meta.url))
+const javaBin = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool)
+let roundTripBuild: Promise<{ libs: string; out: string }> | undefined
+
+/** RoundTrip.java compiled once per bench process against the Kafka client jars. */
+function buildRoundTrip(): Promise<{ libs: string; out: string }> {
+  roundTripBuild ??= (async () => {
+    const libs = await fetchKafka()
+    const out = mkdtempSync(join(tmpdir(), 'tidelog-bench-roundtrip-'))
+    await promisify(execFile)(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, ROUND_TRIP_SOURCE], { timeout: 180_000 })
+    return { libs, out }
+  })()
+  return roundTripBuild
+}
+
+/**
+ * One record at a time with the Java client (apps/bench/java/RoundTrip.java): microseconds,
+ * after `warmup` uncounted round trips, as the Node clients are measured. Returns milliseconds.
+ */
+export async function javaRoundTrip(bootstrap: string, topic: string, records: number, warmup: number, acks: 1 | -1): Promise<LatencyResult> {
+  const { libs, out } = await buildRoundTrip()
+  const { stdout, stderr } = await promisify(execFile)(
+    javaBin('java'),
+    ['-Xms128m', '-Xmx512m', '-cp', `${out}:${libs}/*`, 'RoundTrip', bootstrap, topic, String(records), String(warmup), acks === -1 ? 'all' : String(acks)],
+    { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
+  )
+  const m = match(stdout + stderr, /^RESULT (\d+) (\d+) (\d+) (\d+)$/m, 'RoundTrip')
+  const ms = (i: number) => Number(m[i]) / 1000
+  return { samples: records, lost: 0, p50: ms(1), p99: ms(2), p999: ms(3), max: ms(4) }
 }

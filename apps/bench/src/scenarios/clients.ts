@@ -2,7 +2,7 @@
 // brokers. Each scenario is one interleave() over client x broker, so the clients
 // and the brokers all take turns within each round; the rows are then cut per broker
 // (clients compared) and per client (brokers compared).
-import { producerPerformance, consumerPerformance, endToEndLatency } from '../clients/java.js'
+import { producerPerformance, consumerPerformance, javaRoundTrip } from '../clients/java.js'
 import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerSettings, Job, ProduceJob } from '../clients/jobs.js'
 import { BEST, LIKE_CAVEATS } from '../clients/best.js'
 import { runChild } from '../clients/run-child.js'
@@ -406,7 +406,7 @@ export const latency: Suite = {
               `producer and consumer in one process; each record timed from when it was due (no coordinated omission) to its delivery; ${SETTINGS_NOTE(LATENCY_SETTINGS)}`,
               runtimes,
             ],
-            { java: 'no Java tool produces at a fixed rate while consuming; EndToEndLatency is in L2' },
+            { java: 'no Java tool produces at a fixed rate while consuming; the Java client\'s round trip is in L2' },
           ),
         )
       }
@@ -418,7 +418,7 @@ export const latency: Suite = {
         await createTopic(b, topic)
         try {
           if (client === 'java') {
-            const r = await endToEndLatency(b.bootstrap, topic, n.roundTrips, 1)
+            const r = await javaRoundTrip(b.bootstrap, topic, n.roundTrips, n.roundTripWarmup, 1)
             return { p50: r.p50, p99: r.p99, p999: r.p999 }
           }
           const job: Job = { kind: 'roundtrip', client, bootstrap: b.bootstrap, topic, records: n.roundTrips, warmupRecords: n.roundTripWarmup, groupId: `bench-${topic}`, settings: LATENCY_SETTINGS }
@@ -437,7 +437,7 @@ export const latency: Suite = {
             clients,
             brokerClientsOf(clients),
             [
-              `acks=1, linger 0; Node clients after ${n.roundTripWarmup} uncounted round trips; Java's EndToEndLatency counts every record and prints whole milliseconds`,
+              `acks=1, linger 0; every client after ${n.roundTripWarmup} uncounted round trips, timed in microseconds (Java: apps/bench/java/RoundTrip.java, EndToEndLatency's loop with System.nanoTime; the tool itself prints whole milliseconds and has no warm-up)`,
               runtimes,
             ],
           ),
