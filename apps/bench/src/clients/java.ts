@@ -1,12 +1,12 @@
 // Apache Kafka's own Java tools, run from the jars the interop harness fetches
 // (ProducerPerformance, ConsumerPerformance), and RoundTrip.java, L2's harness on the Java client.
 import { execFile } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { fetchKafka, javaTool } from '../../../../test/helpers/kafka.js'
+import { cacheRoot, fetchKafka, javaTool } from '../../../../test/helpers/kafka.js'
 import type { LatencyResult, ProducerSettings } from './jobs.js'
 import { VALUE_BYTES } from './jobs.js'
 
@@ -117,12 +117,23 @@ const ROUND_TRIP_SOURCE = fileURLToPath(new URL('../../java/RoundTrip.java', imp
 const javaBin = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool)
 let roundTripBuild: Promise<{ libs: string; out: string }> | undefined
 
-/** RoundTrip.java compiled once per bench process against the Kafka client jars. */
+/**
+ * RoundTrip.java compiled against the Kafka client jars, cached by the source's hash in the bench
+ * cache (javac costs seconds, which --quick should not pay on every run).
+ */
 function buildRoundTrip(): Promise<{ libs: string; out: string }> {
   roundTripBuild ??= (async () => {
     const libs = await fetchKafka()
-    const out = mkdtempSync(join(tmpdir(), 'tidelog-bench-roundtrip-'))
-    await promisify(execFile)(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', out, ROUND_TRIP_SOURCE], { timeout: 180_000 })
+    const hash = createHash('sha256').update(readFileSync(ROUND_TRIP_SOURCE)).update(libs).digest('hex').slice(0, 16)
+    const out = join(cacheRoot(), 'bench', `roundtrip-${hash}`)
+    if (!existsSync(join(out, 'RoundTrip.class'))) {
+      // Compiled beside its place and renamed into it, so a half-written class is never used.
+      mkdirSync(dirname(out), { recursive: true })
+      const tmp = mkdtempSync(`${out}.tmp-`)
+      await promisify(execFile)(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', tmp, ROUND_TRIP_SOURCE], { timeout: 180_000 })
+      rmSync(out, { recursive: true, force: true })
+      renameSync(tmp, out)
+    }
     return { libs, out }
   })()
   return roundTripBuild
