@@ -272,7 +272,9 @@ export const consume: Suite = {
     const clients = pick(ctx, CONTENDERS)
     const runtimes = await runtimeNote(clients)
     ctx.log('C1: consume')
-    const m = await matrix(ctx, 'C1', wants(ctx, 'C1') ? clients : [], async (b, client) => {
+    // C1.best is made of C1 and C1.batch: asking for it runs both.
+    const all = wants(ctx, 'C1') || wants(ctx, 'C1.BEST')
+    const m = await matrix(ctx, 'C1', all ? clients : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1-${client}-${++topicSeq}`
       if (client === 'java') return { rate: (await consumerPerformance(b.bootstrap, topic, n.consume, group)).fetchRate }
@@ -282,7 +284,7 @@ export const consume: Suite = {
     // C1.batch: the same topic through run() + eachBatch, partitionsConsumedConcurrently 6 (issue 13).
     const batchClients = pick(ctx, BATCH_CLIENTS)
     ctx.log('C1.batch: consume with run({ eachBatch, partitionsConsumedConcurrently: 6 })')
-    const mb = await matrix(ctx, 'C1.batch', wants(ctx, 'C1') || wants(ctx, 'C1.BATCH') ? batchClients : [], async (b, client) => {
+    const mb = await matrix(ctx, 'C1.batch', all || wants(ctx, 'C1.BATCH') ? batchClients : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1b-${client}-${++topicSeq}`
       const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, warmupRecords: n.consumeWarmup, groupId: group, style: 'batch6' }, 600_000)
@@ -300,7 +302,7 @@ export const consume: Suite = {
         runtimes,
       ],
     )
-    if (!wants(ctx, 'C1')) return batchRows
+    if (!all) return batchRows
     const perMessage = rowsOf(
       m,
       { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
