@@ -32,7 +32,8 @@ interface KafkaJsApi {
     consumer(c: Record<string, unknown>): Consumer
   }
   logLevel: { NOTHING: number }
-  CompressionTypes: { None: string; GZIP: string; Snappy: string }
+  // The runtime object's keys (lib/kafkajs/_producer.js); its .d.ts says Snappy, the code SNAPPY.
+  CompressionTypes: { None: string; GZIP: string; SNAPPY: string }
 }
 
 export function confluentAdapter(api: KafkaJsApi): ClientAdapter {
@@ -44,7 +45,7 @@ export function confluentAdapter(api: KafkaJsApi): ClientAdapter {
         kafkaJS: {
           acks: s.acks,
           idempotent: s.idempotent,
-          compression: compressionOf(s.compression, { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy }),
+          compression: compressionOf(s.compression, { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.SNAPPY }),
           // 0: librdkafka's own default (best.ts).
           ...(s.maxInFlight === 0 ? {} : { maxInFlightRequests: s.maxInFlight }),
           allowAutoTopicCreation: false,
