@@ -86,6 +86,8 @@ export interface KafkaNode {
 
 export interface StartKafkaOptions {
   version?: string
+  /** Heap and GC flags in place of the tests' small heap (the bench passes kafka-server-start.sh's). */
+  jvmFlags?: string[]
   /** Extra server.properties lines. */
   properties?: Record<string, string | number | boolean>
   /** Extra listeners: name -> security protocol, e.g. { SASL: 'SASL_PLAINTEXT' }. */
@@ -150,8 +152,8 @@ async function waitForBrokerInMetadata(port: number, brokerId: number, deadline:
   throw new Error(`Kafka on ${port} did not list broker ${brokerId} in its metadata in time (${last}):\n${log()}`)
 }
 
-function jvmArgs(cp: string, log4j: string): string[] {
-  return ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC', '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
+function jvmArgs(cp: string, log4j: string, flags = ['-Xms256m', '-Xmx768m', '-XX:+UseG1GC']): string[] {
+  return [...flags, '-Dfile.encoding=UTF-8', '-Dstdout.encoding=UTF-8', `-Dlog4j2.configurationFile=${log4j}`, '-cp', cp]
 }
 
 function writeProps(file: string, props: Record<string, string | number | boolean>): void {
@@ -198,7 +200,7 @@ export async function startKafka(options: StartKafkaOptions = {}): Promise<Kafka
   const zookeeper = options.zookeeper ?? usesZooKeeper(version)
   const log4j = join(dir, 'log4j2.properties')
   writeFileSync(log4j, LOG4J)
-  const jvm = jvmArgs(cp, log4j)
+  const jvm = jvmArgs(cp, log4j, options.jvmFlags)
   let zk: { proc: ChildProcess; output: () => string } | undefined
   const mode: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',

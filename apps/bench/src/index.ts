@@ -2,6 +2,7 @@
 // Runs the named suites or scenarios (all without names), prints a table and writes
 // DIR/latest.json and DIR/latest.md (DIR defaults to bench-results, bench-results/quick
 // for --quick).
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -10,13 +11,17 @@ import { checkGoals } from './goals.js'
 import { SUITES, select, type Selection } from './registry.js'
 import { fmt, markdown, withReadmeSection, type Report } from './report.js'
 import { makeRow } from './rows.js'
+import { CONTENDERS } from './scenarios/clients.js'
 import { ingestRow } from './scenarios/limits.js'
+import { provenance } from './provenance.js'
 import { compare, type Timing } from './stats.js'
 import type { RunContext, ScenarioResult } from './types.js'
 
 function usage(): never {
-  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme]
+  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme] [--clients a,b] [--brokers tidelog,kafka]
 DIR defaults to bench-results (bench-results/quick with --quick)
+--brokers tidelog|kafka runs the client scenarios on that broker only
+--clients runs only these contenders (${CONTENDERS.join(', ')}); --quick leaves out those from the bench cache unless named
 --readme also puts the compact table into README.md's Benchmarks section
 suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`).join('\n        ')}`)
   process.exit(2)
@@ -27,24 +32,37 @@ function parseArgs(argv: string[]) {
   let quick = false
   let out: string | undefined
   let readme = false
+  let clients: Set<string> | undefined
+  let brokers: Set<string> | undefined
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!
     if (a === '--quick') quick = true
     else if (a === '--out') out = argv[++i] ?? usage()
     else if (a === '--readme') readme = true
+    else if (a === '--brokers') brokers = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
+    else if (a === '--clients') clients = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
     else if (a === '--help' || a === '-h') usage()
     else if (a.startsWith('-')) {
       console.error(`unknown option ${a}`)
       usage()
     } else names.push(a)
   }
-  const selection = select(names)
+  const unknown = [...(clients ?? [])].filter((c) => !(CONTENDERS as string[]).includes(c))
+  if (unknown.length > 0) {
+    console.error(`unknown client ${unknown.join(', ')}`)
+    usage()
+  }
+  if ([...(brokers ?? [])].some((b) => b !== 'tidelog' && b !== 'kafka')) {
+    console.error('--brokers takes tidelog and/or kafka')
+    usage()
+  }
+  const selection = select(names, undefined, quick)
   if (typeof selection === 'string') {
     console.error(selection)
     usage()
   }
   // Quick runs (CI) go aside, so they never overwrite the committed results of a full run.
-  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme }
+  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme, clients, brokers }
 }
 
 function printRow(s: ScenarioResult): void {
@@ -66,8 +84,32 @@ async function runSuite(sel: Selection, ctx: RunContext, timing: Timing): Promis
   return rows
 }
 
+/** Open files the scale suite needs (10,000 partitions: a log, indexes and sockets each). */
+const NOFILE = 65_536
+
+/**
+ * Node cannot raise its own RLIMIT_NOFILE: the bench runs itself again under `ulimit -n` (the
+ * hard limit, or NOFILE if that is lower), so both brokers and every client inherit it.
+ * Returns the child's exit code, or undefined when no re-run is needed.
+ */
+function rerunWithMoreFiles(): number | undefined {
+  if (process.env.BENCH_NOFILE_RAISED === '1') return undefined
+  const [soft, hard] = spawnSync('sh', ['-c', 'ulimit -n; ulimit -Hn'], { encoding: 'utf8' }).stdout.trim().split('\n').map((l) => (l === 'unlimited' ? Infinity : Number(l)))
+  if (!(soft! < Math.min(hard!, NOFILE))) return undefined
+  const script = `hard=$(ulimit -Hn); if [ "$hard" = unlimited ] || [ "$hard" -gt ${NOFILE} ]; then hard=${NOFILE}; fi; ulimit -n "$hard" && exec "$@"`
+  const r = spawnSync('sh', ['-c', script, 'sh', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_NOFILE_RAISED: '1' },
+  })
+  return r.status ?? 1
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
+  if (args.selection.some((s) => s.suite.name === 'scale')) {
+    const code = rerunWithMoreFiles()
+    if (code !== undefined) process.exit(code)
+  }
   const timing: Timing = args.quick ? { rounds: 3, windowMs: 60, warmupMs: 60 } : { rounds: 7, windowMs: 600, warmupMs: 500 }
   const rounds = args.quick ? 1 : 3
   const report: Report = {
@@ -79,6 +121,7 @@ async function main(): Promise<void> {
       node: process.version,
       loadAverage: { start: loadavg()[0]!, end: NaN },
     },
+    provenance: provenance(),
     command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
     timing: { ...timing, mode: args.quick ? 'quick' : 'full', endToEndRounds: rounds },
     scenarios: [],
@@ -87,7 +130,7 @@ async function main(): Promise<void> {
   const brokers = new Brokers()
   const started = performance.now()
   const stamp = () => `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s]`
-  const ctx: RunContext = { quick: args.quick, timing, rounds, brokers, only: undefined, log: (l) => console.log(`${stamp()} ${l}`) }
+  const ctx: RunContext = { quick: args.quick, timing, rounds, brokers, only: undefined, clients: args.clients, brokerKinds: args.brokers as RunContext['brokerKinds'], log: (l) => console.log(`${stamp()} ${l}`) }
   try {
     for (const sel of args.selection) {
       const rows = await runSuite(sel, ctx, timing)

@@ -3,11 +3,12 @@ import { memory, startup } from './scenarios/brokers.js'
 import { codec } from './scenarios/k1-codec.js'
 import { limits } from './scenarios/limits.js'
 import { streams } from './scenarios/streams.js'
+import { scale } from './scenarios/scale.js'
 import { transactions } from './scenarios/transactions.js'
 import type { Suite } from './types.js'
 
 /** Every suite, in the order a full run takes them: brokers are measured idle before any load. */
-export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency, transactions, streams]
+export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency, transactions, streams, scale]
 
 /** Other names the issues and READMEs use for suites (`npm run bench -- producer`). */
 const ALIASES: Record<string, string> = { producer: 'produce', consumer: 'consume', txn: 'transactions', 'kafka-streams': 'streams' }
@@ -18,8 +19,8 @@ export interface Selection {
 }
 
 /** Names select whole suites ("produce") or scenarios by id ("P1", "k1"). */
-export function select(names: string[], suites: Suite[] = SUITES): Selection[] | string {
-  if (names.length === 0) return suites.map((suite) => ({ suite, only: undefined }))
+export function select(names: string[], suites: Suite[] = SUITES, quick = false): Selection[] | string {
+  if (names.length === 0) return suites.filter((s) => !quick || s.inQuick !== false).map((suite) => ({ suite, only: undefined }))
   const picked = new Map<Suite, Set<string> | undefined>()
   for (const raw of names) {
     const name = raw.toLowerCase()

@@ -1,4 +1,6 @@
 import type { GoalCheck } from './goals.js'
+import type { Provenance } from './provenance.js'
+import { FAILED } from './rows.js'
 import type { Timing } from './stats.js'
 import type { ScenarioResult } from './types.js'
 
@@ -6,6 +8,8 @@ export interface Report {
   date: string
   machine: { cpus: number; cpuModel: string; memory: string; node: string; loadAverage?: { start: number; end: number } }
   command: string
+  /** Commit and peer versions (reports before issue 17 have none). */
+  provenance?: Provenance
   timing: Timing & { mode: 'quick' | 'full'; endToEndRounds: number }
   scenarios: ScenarioResult[]
   goals: GoalCheck[]
@@ -41,6 +45,14 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
     `${compact ? `Measured ${r.date.slice(0, 16).replace('T', ' ')} UTC on ` : ''}${r.machine.cpus} x ${r.machine.cpuModel}, ${r.machine.memory}, Node ${r.machine.node}` +
       (r.machine.loadAverage === undefined ? '' : `, load average ${r.machine.loadAverage.start.toFixed(1)} at the start and ${r.machine.loadAverage.end.toFixed(1)} at the end (other work on the machine shows in the spread)`) +
       `. Command: \`${r.command}\` (${t.mode}).`,
+    ...(r.provenance === undefined
+      ? []
+      : [
+          '',
+          `Commit ${r.provenance.commit.slice(0, 12)}${r.provenance.dirty ? ' with uncommitted changes' : ''}; peers: ` +
+            Object.entries(r.provenance.peers).map(([k, v]) => `${k} ${v}`).join(', ') +
+            '. Which Node runs each client is in the notes of its rows.',
+        ]),
     '',
     `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
       `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
@@ -68,7 +80,7 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
         if (why === undefined) return ''
         let i = reasons.indexOf(why)
         if (i < 0) i = reasons.push(why) - 1
-        return `n/a [${i + 1}]`
+        return `${why.startsWith(FAILED) ? 'failed' : 'n/a'} [${i + 1}]`
       })
       const ratios = Object.entries(s.ratios).map(([k, v]) => `${k} ${v}x`).join(', ')
       lines.push(`| ${s.id} | ${s.title} | ${s.unit} | ${cells.join(' | ')} | ${ratios} |`)
@@ -90,11 +102,20 @@ export function withReadmeSection(readme: string, r: Report): string {
   const a = readme.indexOf(README_START)
   const b = readme.indexOf(README_END)
   if (a < 0 || b < a) throw new Error(`README has no ${README_START} ... ${README_END} section`)
+  // The same text as README.md's Benchmarks section, so --readme rewrites it unchanged.
   const how =
-    '`npm run bench` runs every scenario (about 15 minutes here) and writes bench-results/latest.json and latest.md; ' +
-    '`npm run bench -- P1` (or a suite: `codec`, `produce`, ...) runs one; `npm run bench -- --quick` is the short run CI does. ' +
-    'Add `--readme` to refresh this section. `BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; ' +
-    '`node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\n'
+    '`npm run bench` runs every scenario and writes bench-results/latest.json and latest.md. ' +
+    '`npm run bench -- P1` (or a suite: `codec`, `produce`, `scale`, ...) runs one, and `npm run bench -- --quick` is the short run CI does. ' +
+    '`--clients a,b` and `--brokers tidelog|kafka` narrow a run. ' +
+    'Add `--readme` to refresh this section. ' +
+    '`BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; `node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\nThe peers are kafkajs, @platformatic/kafka 1.x on Node 20 and 2.x on Node 22, @confluentinc/kafka-javascript (librdkafka) and the Java client. ' +
+    'Node 22, @platformatic/kafka 2.x and confluent are installed into the bench\'s cache on first use (confluent is built from its package, which takes minutes). ' +
+    'tidelog runs on both Node 20 and Node 22 (`tidelog-node22`). ' +
+    'Each producer scenario has a like-for-like row and a `.best` row: like for like gives every client the same acks, linger, batch size, in-flight limit and compression, and says what a client cannot set; `.best` uses each client\'s documented settings. ' +
+    'C1.best takes each client\'s faster consume mode. ' +
+    'A contender that failed a round shows as failed. ' +
+    'Every report names the commit, the peer versions and the load average. ' +
+    'The `scale` suite (B1-B6: partitions, idle connections, 4 producers, large records, latency at a fixed rate, a consumer that does not read) raises `ulimit -n` itself.\n\n'
   const body = how + markdown(r, { compact: true, level: 2 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }

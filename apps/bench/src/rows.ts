@@ -2,6 +2,9 @@ import type { TrialOutcome } from './matrix.js'
 import type { Summary } from './stats.js'
 import type { ScenarioResult } from './types.js'
 
+/** How an unavailable entry says the contender ran and failed (report.ts shows "failed"). */
+export const FAILED = 'failed: '
+
 export type RowHead = Pick<ScenarioResult, 'id' | 'title' | 'unit' | 'higherIsBetter'>
 
 /** Each contender's summary of `metric`, or why it has none. */
@@ -39,6 +42,7 @@ export function makeRow(head: RowHead, entries: Array<[string, Entry]>, pairs?: 
 /** A contender's entry for one metric from an interleave() outcome. */
 export function entryOf(o: TrialOutcome | undefined, metric: string, missing = 'not run'): Entry {
   if (o === undefined) return missing
-  // A contender that failed after some rounds keeps them (runs says how many).
-  return o.metrics.get(metric) ?? o.error ?? missing
+  // A contender that failed a round is shown as failed, not as the rounds it survived.
+  if (o.error !== undefined) return `${FAILED}${o.error}`
+  return o.metrics.get(metric) ?? missing
 }

@@ -1,4 +1,4 @@
-import type { Brokers } from './env/brokers.js'
+import type { BrokerKind, Brokers } from './env/brokers.js'
 import type { Impl, Summary, Timing } from './stats.js'
 
 /** One comparison: the first implementation is tidelog, the others its peers. */
@@ -35,6 +35,10 @@ export interface RunContext {
   brokers: Brokers
   /** Scenario ids asked for (upper case); undefined runs every scenario of the suite. */
   only: Set<string> | undefined
+  /** Contenders asked for with --clients; undefined takes each suite's default set. */
+  clients?: Set<string>
+  /** Brokers asked for with --brokers (client scenarios); undefined: both. */
+  brokerKinds?: Set<BrokerKind>
   log(line: string): void
 }
 
@@ -44,6 +48,8 @@ export interface Suite {
   description: string
   /** The scenario ids it produces (their prefix before any dot or @). */
   ids: string[]
+  /** false: a run without names under --quick (CI) leaves it out; name it to run it quick. */
+  inQuick?: boolean
   /** Micro-benchmarks measured in time windows by compare(). */
   scenarios?: () => Promise<Scenario[]>
   /** End-to-end scenarios that measure and summarise themselves. */

@@ -18,10 +18,18 @@ import {
   type RoundTripJob,
 } from './jobs.js'
 
+/** The package directory of a peer installed outside the workspace (runtimes.ts sets it). */
+function peerDir(): string {
+  const dir = process.env.BENCH_PEER_DIR
+  if (dir === undefined || dir === '') throw new Error('BENCH_PEER_DIR is not set: this client runs from the bench cache (runtimes.ts)')
+  return dir
+}
+
 async function load(client: Job['client']): Promise<ClientAdapter> {
   // Only the client under test is loaded into this process.
   switch (client) {
     case 'tidelog':
+    case 'tidelog-node22':
       return (await import('./tidelog.js')).tidelog
     case 'kafkajs':
       return (await import('./kafkajs.js')).kafkajs
@@ -29,6 +37,10 @@ async function load(client: Job['client']): Promise<ClientAdapter> {
       return (await import('./platformatic.js')).platformatic
     case 'tidelog-kafkajs':
       return (await import('./tidelog-kafkajs.js')).tidelogKafkajs
+    case 'platformatic-2':
+      return (await import('./platformatic.js')).platformaticFrom(peerDir())
+    case 'confluent':
+      return (await import('./confluent.js')).confluentFrom(peerDir())
   }
 }
 
@@ -84,7 +96,8 @@ function chunked(p: { prepare(r: Rec[]): unknown }, recs: Rec[], from: number, t
 }
 
 async function produce(c: ClientAdapter, job: ProduceJob): Promise<ProduceResult> {
-  const recs = makeRecords(job.warmupRecords + job.records)
+  const valueBytes = job.valueBytes ?? VALUE_BYTES
+  const recs = makeRecords(job.warmupRecords + job.records, 1, valueBytes)
   const txn = job.transaction
   if (txn !== undefined && c.transactionalProducer === undefined) throw new Error(`${job.client}: no transactional producer in its adapter`)
   const p = txn === undefined ? await c.producer(job.bootstrap, job.topic, job.settings) : await c.transactionalProducer!(job.bootstrap, job.topic, job.settings, txn.transactionalId)
@@ -96,8 +109,9 @@ async function produce(c: ClientAdapter, job: ProduceJob): Promise<ProduceResult
     await run(warm)
     const t0 = performance.now()
     await run(main)
-    const ms = performance.now() - t0
-    return { records: job.records, bytes: job.records * (KEY_BYTES + VALUE_BYTES), ms }
+    const t1 = performance.now()
+    const epoch = (t: number) => performance.timeOrigin + t
+    return { records: job.records, bytes: job.records * (KEY_BYTES + valueBytes), ms: t1 - t0, startedAt: epoch(t0), endedAt: epoch(t1) }
   } finally {
     await p.close()
   }
@@ -126,7 +140,8 @@ function until(done: () => boolean, progress: () => number, stallMs: number, wha
   })
 }
 
-async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult> {
+/** Reads `records` records of `job.topic` in `groupId`; first record to last, and creation to last. */
+async function consumeN(c: ClientAdapter, job: ConsumeJob, groupId: string, records: number): Promise<ConsumeResult> {
   const t0 = performance.now()
   let n = 0
   let first = 0
@@ -135,21 +150,28 @@ async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult
   const cons = await c.consumer(
     job.bootstrap,
     job.topic,
-    job.groupId,
+    groupId,
     (v) => {
       if (n++ === 0) first = performance.now()
       bytes += v.length
-      if (n === job.records) last = performance.now()
+      if (n === records) last = performance.now()
     },
     job.style,
   )
   try {
-    await until(() => n >= job.records, () => n, 30_000, `consumed ${n} of ${job.records}`)
+    await until(() => n >= records, () => n, 30_000, `consumed ${n} of ${records}`)
   } finally {
     await cons.close()
   }
-  if (bytes < job.records * VALUE_BYTES) throw new Error(`values shorter than ${VALUE_BYTES} bytes`)
-  return { records: job.records, ms: last - first, totalMs: last - t0 }
+  const size = job.valueBytes ?? VALUE_BYTES
+  if (bytes < records * size) throw new Error(`values shorter than ${size} bytes`)
+  return { records, ms: last - first, totalMs: last - t0 }
+}
+
+async function consume(c: ClientAdapter, job: ConsumeJob): Promise<ConsumeResult> {
+  // The uncounted warm-up: the same client and mode in a group of its own (JIT, connections).
+  if ((job.warmupRecords ?? 0) > 0) await consumeN(c, job, `${job.groupId}-warmup`, job.warmupRecords!)
+  return consumeN(c, job, job.groupId, job.records)
 }
 
 async function copy(c: ClientAdapter, job: CopyJob): Promise<CopyResult> {

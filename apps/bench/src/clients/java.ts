@@ -1,6 +1,12 @@
-// Apache Kafka's own Java tools, run from the jars the interop harness fetches:
-// ProducerPerformance, ConsumerPerformance, EndToEndLatency and TransactionalMessageCopier.
-import { javaTool } from '../../../../test/helpers/kafka.js'
+// Apache Kafka's own Java tools, run from the jars the interop harness fetches
+// (ProducerPerformance, ConsumerPerformance), and RoundTrip.java, L2's harness on the Java client.
+import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { cacheRoot, fetchKafka, javaTool } from '../../../../test/helpers/kafka.js'
 import type { LatencyResult, ProducerSettings } from './jobs.js'
 import { VALUE_BYTES } from './jobs.js'
 
@@ -13,7 +19,7 @@ function producerProperties(s: ProducerSettings): string[] {
     `compression.type=${s.compression}`,
     `linger.ms=${s.lingerMs}`,
     `batch.size=${s.batchBytes}`,
-    `max.in.flight.requests.per.connection=${s.maxInFlight}`,
+    ...(s.maxInFlight === 0 ? [] : [`max.in.flight.requests.per.connection=${s.maxInFlight}`]),
   ]
 }
 
@@ -35,6 +41,7 @@ export async function producerPerformance(
   warmup: number,
   s: ProducerSettings,
   transaction?: { transactionalId: string; durationMs: number },
+  recordSize: number = VALUE_BYTES,
 ): Promise<number> {
   const { stdout, stderr } = await javaTool(
     `${TOOLS}ProducerPerformance`,
@@ -43,7 +50,7 @@ export async function producerPerformance(
       '--topic', topic,
       '--num-records', String(records + warmup),
       '--warmup-records', String(warmup),
-      '--record-size', String(VALUE_BYTES),
+      '--record-size', String(recordSize),
       '--throughput', '-1',
       '--key-distribution', 'random',
       '--record-key-range', String(2 ** 31 - 1),
@@ -72,22 +79,6 @@ export async function consumerPerformance(bootstrap: string, topic: string, reco
   if (cols === undefined || cols.length < 10) throw new Error(`ConsumerPerformance: unexpected output: ${(stdout + stderr).slice(-300)}`)
   if (Number(cols[4]) < records) throw new Error(`ConsumerPerformance read ${cols[4]} of ${records} records`)
   return { fetchRate: Number(cols[9]), totalRate: Number(cols[5]) }
-}
-
-/**
- * EndToEndLatency: one record at a time, produce then poll until it is back. The tool
- * reports percentiles in whole milliseconds, its average with decimals.
- */
-export async function endToEndLatency(bootstrap: string, topic: string, records: number, acks: 1 | -1): Promise<LatencyResult & { avg: number }> {
-  const { stdout, stderr } = await javaTool(
-    `${TOOLS}EndToEndLatency`,
-    ['--bootstrap-server', bootstrap, '--topic', topic, '--num-records', String(records), '--producer-acks', acks === -1 ? 'all' : String(acks), '--record-size', String(VALUE_BYTES)],
-    { timeoutMs: 300_000 },
-  )
-  const text = stdout + stderr
-  const avg = Number(match(text, /Avg latency: ([\d.]+) ms/, 'EndToEndLatency')[1])
-  const p = match(text, /50th = ([\d.]+), 99th = ([\d.]+), 99\.9th = ([\d.]+)/, 'EndToEndLatency')
-  return { samples: records, lost: 0, p50: Number(p[1]), p99: Number(p[2]), p999: Number(p[3]), max: NaN, avg }
 }
 
 /** The copier's "time" fields: yyyy/MM/dd HH:mm:ss:SSS, local time (only differences are used). */
@@ -120,4 +111,46 @@ export async function transactionalMessageCopier(
   if (first?.time === undefined || last?.time === undefined) throw new Error(`TransactionalMessageCopier: unexpected output: ${(stdout + stderr).trim().split('\n').slice(-2).join(' | ').slice(0, 300)}`)
   if (last.totalProcessed !== o.records) throw new Error(`TransactionalMessageCopier copied ${last.totalProcessed} of ${o.records} records`)
   return { records: last.totalProcessed, ms: copierTime(last.time) - copierTime(first.time) }
+}
+
+const ROUND_TRIP_SOURCE = fileURLToPath(new URL('../../java/RoundTrip.java', import.meta.url))
+const javaBin = (tool: 'java' | 'javac') => (process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', tool) : tool)
+let roundTripBuild: Promise<{ libs: string; out: string }> | undefined
+
+/**
+ * RoundTrip.java compiled against the Kafka client jars, cached by the source's hash in the bench
+ * cache (javac costs seconds, which --quick should not pay on every run).
+ */
+function buildRoundTrip(): Promise<{ libs: string; out: string }> {
+  roundTripBuild ??= (async () => {
+    const libs = await fetchKafka()
+    const hash = createHash('sha256').update(readFileSync(ROUND_TRIP_SOURCE)).update(libs).digest('hex').slice(0, 16)
+    const out = join(cacheRoot(), 'bench', `roundtrip-${hash}`)
+    if (!existsSync(join(out, 'RoundTrip.class'))) {
+      // Compiled beside its place and renamed into it, so a half-written class is never used.
+      mkdirSync(dirname(out), { recursive: true })
+      const tmp = mkdtempSync(`${out}.tmp-`)
+      await promisify(execFile)(javaBin('javac'), ['-nowarn', '-cp', `${libs}/*`, '-d', tmp, ROUND_TRIP_SOURCE], { timeout: 180_000 })
+      rmSync(out, { recursive: true, force: true })
+      renameSync(tmp, out)
+    }
+    return { libs, out }
+  })()
+  return roundTripBuild
+}
+
+/**
+ * One record at a time with the Java client (apps/bench/java/RoundTrip.java): microseconds,
+ * after `warmup` uncounted round trips, as the Node clients are measured. Returns milliseconds.
+ */
+export async function javaRoundTrip(bootstrap: string, topic: string, records: number, warmup: number, acks: 1 | -1): Promise<LatencyResult> {
+  const { libs, out } = await buildRoundTrip()
+  const { stdout, stderr } = await promisify(execFile)(
+    javaBin('java'),
+    ['-Xms128m', '-Xmx512m', '-cp', `${out}:${libs}/*`, 'RoundTrip', bootstrap, topic, String(records), String(warmup), acks === -1 ? 'all' : String(acks)],
+    { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 },
+  )
+  const m = match(stdout + stderr, /^RESULT (\d+) (\d+) (\d+) (\d+)$/m, 'RoundTrip')
+  const ms = (i: number) => Number(m[i]) / 1000
+  return { samples: records, lost: 0, p50: ms(1), p99: ms(2), p999: ms(3), max: ms(4) }
 }

@@ -2,7 +2,12 @@
 // client runs in a process of its own (see run-child.ts), so no client's heap, JIT
 // state or event-loop backlog can slow down the next one.
 
-export type NodeClient = 'tidelog' | 'kafkajs' | 'platformatic' | 'tidelog-kafkajs'
+/**
+ * platformatic: @platformatic/kafka 1.x on Node 20 (the workspace's); platformatic-2: 2.x on
+ * Node 22; tidelog-node22: tidelog on that Node 22; confluent: @confluentinc/kafka-javascript
+ * (runtimes.ts says where each comes from and which Node runs it).
+ */
+export type NodeClient = 'tidelog' | 'kafkajs' | 'platformatic' | 'tidelog-kafkajs' | 'platformatic-2' | 'tidelog-node22' | 'confluent'
 export type Compression = 'none' | 'gzip' | 'snappy'
 
 /** Set explicitly and equal for every client (the Java producer gets the same as properties). */
@@ -14,7 +19,7 @@ export interface ProducerSettings {
   lingerMs: number
   /** Java's batch.size. */
   batchBytes: number
-  /** Produce requests in flight per connection (Java's max.in.flight.requests.per.connection). */
+  /** Produce requests in flight per connection (Java's max.in.flight.requests.per.connection); 0: the client's default. */
   maxInFlight: number
 }
 
@@ -37,6 +42,8 @@ export interface ProduceJob extends JobBase {
   chunk: number
   window: number
   settings: ProducerSettings
+  /** Value size (default VALUE_BYTES); the scale suite's large records. */
+  valueBytes?: number
   /**
    * Produce in transactions: begin, send for `durationMs`, wait for what is in flight, commit
    * (ProducerPerformance's --transaction-duration-ms, which Java's run gets).
@@ -67,6 +74,10 @@ export interface ConsumeJob extends JobBase {
   kind: 'consume'
   records: number
   groupId: string
+  /** Read first in a group of its own and not counted (the warm-up the produce runs get too). */
+  warmupRecords?: number
+  /** The values' size (default VALUE_BYTES): a shorter value is an error. */
+  valueBytes?: number
   /** See ConsumeStyle (adapter.ts); default 'message'. */
   style?: 'message' | 'batch6'
 }
@@ -100,6 +111,9 @@ export interface ProduceResult {
   records: number
   bytes: number
   ms: number
+  /** The timed part's start and end, epoch ms (several producer processes share one window). */
+  startedAt: number
+  endedAt: number
 }
 
 export interface ConsumeResult {

@@ -18,7 +18,8 @@ export function kafkajsApiAdapter(lib: KafkajsApi, clientId: string): ClientAdap
       // kafkajs allows idempotence only with one request in flight.
       const p = kafka(bootstrap).producer({
         idempotent: s.idempotent,
-        maxInFlightRequests: s.idempotent ? 1 : s.maxInFlight,
+        // 0: kafkajs' own default (unbounded; best.ts).
+        maxInFlightRequests: s.idempotent ? 1 : s.maxInFlight === 0 ? undefined : s.maxInFlight,
         allowAutoTopicCreation: false,
       })
       await p.connect()

@@ -6,12 +6,24 @@ import { KEY_BYTES, VALUE_BYTES } from './jobs.js'
  * snappy see the same entropy as in the Java runs), keys of 10 ASCII digits. The first four
  * bytes of each value carry the record's index, for the latency runs.
  */
-export function makeRecords(n: number, seed = 1): Rec[] {
+export function makeRecords(n: number, seed = 1, valueBytes = VALUE_BYTES): Rec[] {
   let x = seed >>> 0 || 1
   const out: Rec[] = new Array(n)
+  // Large values (the scale suite's 100 KiB and 1 MB) come from a pool of 16, so a run's
+  // records need not all be in memory at once; keys stay distinct.
+  const pool: Buffer[] = []
+  const distinct = valueBytes > 4096 ? 16 : n
   for (let i = 0; i < n; i++) {
-    const value = Buffer.allocUnsafe(VALUE_BYTES)
-    for (let j = 4; j < VALUE_BYTES; j++) {
+    if (i >= distinct) {
+      x ^= x << 13
+      x ^= x >>> 17
+      x ^= x << 5
+      out[i] = { key: Buffer.from(String(x >>> 0).padStart(KEY_BYTES, '0')), value: pool[i % distinct]! }
+      continue
+    }
+    const value = Buffer.allocUnsafe(valueBytes)
+    if (distinct < n) pool.push(value)
+    for (let j = 4; j < valueBytes; j++) {
       // xorshift32: cheap and deterministic.
       x ^= x << 13
       x ^= x >>> 17

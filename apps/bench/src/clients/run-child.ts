@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Job, JobResult } from './jobs.js'
+import { runtimeOf } from './runtimes.js'
 
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url))
 
@@ -30,13 +31,15 @@ function profileDir(job: Job): { args: string[]; keep(): void } {
 }
 
 /** Runs one job in a fresh Node process and returns what it measured. */
-export function runChild<T extends JobResult>(job: Job, timeoutMs: number): Promise<T> {
+export async function runChild<T extends JobResult>(job: Job, timeoutMs: number): Promise<T> {
+  const runtime = await runtimeOf(job.client)
   return new Promise((resolve, reject) => {
     // tsx compiles the child's TypeScript; the packages it measures come from their builds.
     const tsx = import.meta.resolve('tsx')
     const prof = profileDir(job)
-    const child = spawn(process.execPath, [...prof.args, '--import', tsx, CHILD, JSON.stringify(job)], {
+    const child = spawn(runtime.node, [...prof.args, '--import', tsx, CHILD, JSON.stringify(job)], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...runtime.env },
     })
     let out = ''
     let err = ''

@@ -12,7 +12,7 @@ function producerOf(bootstrap: string, topic: string, s: ProducerSettings, trans
     compression: s.compression,
     lingerMs: s.lingerMs,
     batchBytes: s.batchBytes,
-    maxInFlight: s.maxInFlight,
+    ...(s.maxInFlight === 0 ? {} : { maxInFlight: s.maxInFlight }),
     transactionalId,
   })
   const adapter: ProducerAdapter = {

@@ -1,7 +1,8 @@
 import { connect } from 'node:net'
 import { ApiKeys, encodeRequestFrame } from '@tidelog/protocol'
 
-const REQUEST = encodeRequestFrame(
+/** An ApiVersions v3 request, correlation id 7. */
+export const API_VERSIONS_REQUEST = encodeRequestFrame(
   { apiKey: ApiKeys.ApiVersions, apiVersion: 3, correlationId: 7, clientId: 'tidelog-bench' },
   { clientSoftwareName: 'tidelog-bench', clientSoftwareVersion: '0' },
 )
@@ -22,7 +23,7 @@ export function apiVersionsAnswered(port: number, host = '127.0.0.1', timeoutMs 
     const timer = setTimeout(() => done(false), timeoutMs)
     s.once('error', () => done(false))
     s.once('close', () => done(false))
-    s.once('connect', () => s.write(REQUEST))
+    s.once('connect', () => s.write(API_VERSIONS_REQUEST))
     s.on('data', (d: Buffer) => {
       got = Buffer.concat([got, d])
       // size, correlation id (header v0), then the body's error code

@@ -93,8 +93,17 @@ export interface KafkaHandle extends BrokerHandle {
   node: KafkaNode
 }
 
+/**
+ * The JVM flags Kafka's own scripts start a broker with: kafka-server-start.sh's KAFKA_HEAP_OPTS
+ * and kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS defaults.
+ */
+export const KAFKA_SCRIPT_JVM_FLAGS = [
+  '-Xmx1G', '-Xms1G',
+  '-server', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExplicitGCInvokesConcurrent', '-Djava.awt.headless=true',
+]
+
 async function startApacheKafka(): Promise<KafkaHandle> {
-  const node = await startKafka({ properties: { 'num.partitions': PARTITIONS } })
+  const node = await startKafka({ properties: { 'num.partitions': PARTITIONS }, jvmFlags: KAFKA_SCRIPT_JVM_FLAGS })
   const pids = findProcesses('kafka.Kafka', join(node.dir, 'server.properties'))
   if (pids.length !== 1) {
     await node.stop()

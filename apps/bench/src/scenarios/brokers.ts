@@ -80,7 +80,7 @@ async function kafkaColdStart(k: KafkaHandle): Promise<number> {
 function heapNote(k: BrokerHandle | string): string {
   if (typeof k === 'string') return ''
   const flags = cmdline(k.pid).filter((a) => /^-Xm[sx]|^-XX:\+Use.*GC$/.test(a))
-  return `Kafka's JVM as the interop harness starts it: ${flags.join(' ')}`
+  return `Kafka's JVM flags (kafka-server-start.sh's heap, kafka-run-class.sh's GC): ${flags.join(' ')}`
 }
 
 export const startup: Suite = {

@@ -2,18 +2,30 @@
 // brokers. Each scenario is one interleave() over client x broker, so the clients
 // and the brokers all take turns within each round; the rows are then cut per broker
 // (clients compared) and per client (brokers compared).
-import { producerPerformance, consumerPerformance, endToEndLatency } from '../clients/java.js'
+import { producerPerformance, consumerPerformance, javaRoundTrip } from '../clients/java.js'
 import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerSettings, Job, ProduceJob } from '../clients/jobs.js'
+import { BEST, LIKE_CAVEATS } from '../clients/best.js'
 import { runChild } from '../clients/run-child.js'
+import { runtimeNote } from '../clients/runtimes.js'
 import { createTopic, deleteTopic, type BrokerHandle, type BrokerKind } from '../env/brokers.js'
 import { interleave, type Metrics, type Trial, type TrialOutcome } from '../matrix.js'
-import { entryOf, makeRow, type Entry, type RowHead } from '../rows.js'
+import { entryOf, FAILED, makeRow, type Entry, type RowHead } from '../rows.js'
 import type { RunContext, ScenarioResult, Suite } from '../types.js'
 
 export type Contender = NodeClient | 'java'
 // tidelog-kafkajs: @tidelog/kafkajs, driven as kafkajs is (issue 13: the facade vs kafkajs).
-const NODE_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'platformatic', 'tidelog-kafkajs']
+// platformatic-2 and tidelog-node22 run on Node 22, confluent is built from its package: all three
+// come from the bench cache (clients/runtimes.ts), installed on first use.
+const NODE_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'platformatic', 'tidelog-kafkajs', 'platformatic-2', 'tidelog-node22', 'confluent']
 export const CONTENDERS: Contender[] = [...NODE_CLIENTS, 'java']
+/** Left out of --quick (CI) unless --clients names them: their first install costs minutes. */
+const FROM_CACHE = new Set<string>(['platformatic-2', 'tidelog-node22', 'confluent'])
+
+/** The contenders of `list` this run takes: --clients, else all (--quick: those in the workspace). */
+export function pick<C extends string>(ctx: RunContext, list: readonly C[]): C[] {
+  if (ctx.clients !== undefined) return list.filter((c) => ctx.clients!.has(c))
+  return ctx.quick ? list.filter((c) => !FROM_CACHE.has(c)) : [...list]
+}
 const BROKERS: BrokerKind[] = ['tidelog', 'kafka']
 const BROKER_NAMES: Record<BrokerKind, string> = { tidelog: 'tidelog-broker', kafka: 'kafka' }
 
@@ -32,6 +44,8 @@ interface Sizes {
   produce: number
   produceWarmup: number
   consume: number
+  /** Records a Node consumer reads uncounted first (--quick: none, to keep CI short). */
+  consumeWarmup: number
   latencySeconds: number
   latencyWarmupSeconds: number
   roundTrips: number
@@ -40,8 +54,8 @@ interface Sizes {
 
 function sizes(quick: boolean): Sizes {
   return quick
-    ? { produce: 20_000, produceWarmup: 5_000, consume: 50_000, latencySeconds: 1, latencyWarmupSeconds: 0.5, roundTrips: 100, roundTripWarmup: 20 }
-    : { produce: 300_000, produceWarmup: 50_000, consume: 1_000_000, latencySeconds: 10, latencyWarmupSeconds: 2, roundTrips: 5000, roundTripWarmup: 500 }
+    ? { produce: 20_000, produceWarmup: 5_000, consume: 50_000, consumeWarmup: 0, latencySeconds: 1, latencyWarmupSeconds: 0.5, roundTrips: 100, roundTripWarmup: 20 }
+    : { produce: 300_000, produceWarmup: 50_000, consume: 1_000_000, consumeWarmup: 100_000, latencySeconds: 10, latencyWarmupSeconds: 2, roundTrips: 5000, roundTripWarmup: 500 }
 }
 
 let topicSeq = 0
@@ -65,7 +79,7 @@ export async function matrix<C extends string = Contender>(
   const up = new Map<BrokerKind, BrokerHandle>()
   const down = new Map<BrokerKind, string>()
   for (const k of BROKERS) {
-    const skipped = skip[k]
+    const skipped = skip[k] ?? (ctx.brokerKinds !== undefined && !ctx.brokerKinds.has(k) ? 'not asked for (--brokers)' : undefined)
     if (skipped !== undefined) {
       down.set(k, skipped)
       continue
@@ -134,10 +148,14 @@ export function rowsOf<C extends string = Contender>(
   return rows
 }
 
-/** The first client against each other one, and @tidelog/kafkajs against kafkajs. */
+/**
+ * The first client against each other one, @tidelog/kafkajs against kafkajs, and tidelog on Node
+ * 22 against the clients that run there too (@platformatic/kafka 2.x).
+ */
 function pairsOf(clients: string[]): Array<[string, string]> {
   const pairs = clients.slice(1).map((c): [string, string] => [clients[0]!, c])
-  if (clients.includes('tidelog-kafkajs') && clients.includes('kafkajs')) pairs.push(['tidelog-kafkajs', 'kafkajs'])
+  const extra: Array<[string, string]> = [['tidelog-kafkajs', 'kafkajs'], ['tidelog-node22', 'platformatic-2']]
+  for (const [a, b] of extra) if (clients.includes(a) && clients.includes(b)) pairs.push([a, b])
   return pairs
 }
 
@@ -173,27 +191,60 @@ export async function produceOnce(
   }
 }
 
+/** Which snappy each contender compresses with (they are different code). */
+const SNAPPY: Record<Contender, string> = {
+  tidelog: "tidelog's own (packages/protocol)",
+  'tidelog-node22': "tidelog's own",
+  'tidelog-kafkajs': "tidelog's own",
+  kafkajs: 'snappyjs (pure JS, registered by the bench: kafkajs ships none)',
+  platformatic: '@platformatic/wasm-utils (WebAssembly)',
+  'platformatic-2': '@platformatic/wasm-utils (WebAssembly)',
+  confluent: "librdkafka's bundled C snappy",
+  java: 'snappy-java (native, JNI)',
+}
+
+/** Every caveat of the clients in a run, for the like-for-like rows. */
+function caveats(clients: readonly Contender[], s: ProducerSettings): string[] {
+  const snappy = s.compression === 'snappy' ? [`snappy implementations: ${clients.map((c) => `${c}: ${SNAPPY[c]}`).join('; ')}`] : []
+  return [...clients.flatMap((c) => LIKE_CAVEATS[c]?.(s) ?? []), ...snappy]
+}
+
 export const produce: Suite = {
   name: 'produce',
-  description: 'P1 acks=1, P2 acks=all + idempotent, P3 snappy and gzip: records/s of every client on both brokers',
+  description: 'P1 acks=1, P2 acks=all + idempotent, P3 snappy and gzip: records/s of every client on both brokers, like for like and (.best) each client tuned as documented',
   ids: ['P1', 'P2', 'P3'],
   async run(ctx) {
     const n = sizes(ctx.quick)
     const rows: ScenarioResult[] = []
+    const clients = pick(ctx, CONTENDERS)
+    const runtimes = await runtimeNote(clients)
+    const shape = `Node clients hand over ${CHUNK} records per send() call with ${WINDOW} calls awaiting acknowledgement; Java's ProducerPerformance sends one record at a time (its keys: random decimal strings below 2^31, 9.5 bytes on average)`
+    const title = (p: (typeof PRODUCE)[number], best: boolean) =>
+      `${p.title}, ${best ? "each client's best documented settings" : 'like for like'}, ${n.produce.toLocaleString('en')} records after ${n.produceWarmup.toLocaleString('en')} uncounted`
     for (const p of PRODUCE) {
-      if (!wants(ctx, p.id.split('.')[0]!)) continue
-      ctx.log(`${p.id}: ${p.title}`)
-      const m = await matrix(ctx, p.id, CONTENDERS, (b, client) => produceOnce(b, client, n, p.settings, 300_000))
-      rows.push(
-        ...rowsOf(m, { id: p.id, title: `${p.title}, ${n.produce.toLocaleString('en')} records after ${n.produceWarmup.toLocaleString('en')} uncounted`, unit: 'records/s', higherIsBetter: true }, 'rate', CONTENDERS, ['java', 'tidelog'], [
-          SETTINGS_NOTE(p.settings),
-          `Node clients hand over ${CHUNK} records per send() call with ${WINDOW} calls awaiting acknowledgement; Java's ProducerPerformance sends one record at a time (its keys: random decimal strings below 2^31, 9.5 bytes on average)`,
-        ]),
-      )
+      const base = p.id.split('.')[0]!
+      // --quick (CI) runs the like-for-like rows only; `P1.best` asks for one best row by name.
+      const best = ctx.only?.has(`${p.id.toUpperCase()}.BEST`) === true || (!ctx.quick && wants(ctx, base))
+      if (wants(ctx, base)) {
+        ctx.log(`${p.id}: ${p.title}, like for like`)
+        const m = await matrix(ctx, p.id, clients, (b, client) => produceOnce(b, client, n, p.settings, 300_000))
+        const head = { id: p.id, title: title(p, false), unit: 'records/s', higherIsBetter: true }
+        rows.push(...rowsOf(m, head, 'rate', clients, brokerClientsOf(clients), [SETTINGS_NOTE(p.settings), ...caveats(clients, p.settings), shape, runtimes]))
+      }
+      if (best) {
+        ctx.log(`${p.id}.best: ${p.title}, each client tuned`)
+        const m = await matrix(ctx, `${p.id}.best`, clients, (b, client) => produceOnce(b, client, n, BEST[client].tune(p.settings), 300_000))
+        const head = { id: `${p.id}.best`, title: title(p, true), unit: 'records/s', higherIsBetter: true }
+        const sources = clients.map((c) => `${c}: ${BEST[c].source}`).join('; ')
+        rows.push(...rowsOf(m, head, 'rate', clients, brokerClientsOf(clients), [`acks, idempotence and compression as in ${p.id}; tuned: ${sources}`, ...caveats(clients, p.settings).filter((c) => c.startsWith('snappy')), shape, runtimes]))
+      }
     }
     return rows
   },
 }
+
+/** The clients whose brokers row (tidelog broker vs Apache Kafka) is reported, of those that ran. */
+const brokerClientsOf = (clients: readonly Contender[]): Contender[] => (['java', 'tidelog'] as Contender[]).filter((c) => clients.includes(c))
 
 // --- consume ------------------------------------------------------------------------------
 
@@ -218,21 +269,25 @@ export const consume: Suite = {
       filled.set(b.kind, topic)
       return topic
     }
+    const clients = pick(ctx, CONTENDERS)
+    const runtimes = await runtimeNote(clients)
     ctx.log('C1: consume')
-    const m = await matrix(ctx, 'C1', wants(ctx, 'C1') ? CONTENDERS : [], async (b, client) => {
+    // C1.best is made of C1 and C1.batch: asking for it runs both.
+    const all = wants(ctx, 'C1') || wants(ctx, 'C1.BEST')
+    const m = await matrix(ctx, 'C1', all ? clients : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1-${client}-${++topicSeq}`
       if (client === 'java') return { rate: (await consumerPerformance(b.bootstrap, topic, n.consume, group)).fetchRate }
-      const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group }, 600_000)
+      const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, warmupRecords: n.consumeWarmup, groupId: group }, 600_000)
       return { rate: r.records / (r.ms / 1000) }
     })
     // C1.batch: the same topic through run() + eachBatch, partitionsConsumedConcurrently 6 (issue 13).
-    const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'tidelog-kafkajs']
+    const batchClients = pick(ctx, BATCH_CLIENTS)
     ctx.log('C1.batch: consume with run({ eachBatch, partitionsConsumedConcurrently: 6 })')
-    const mb = await matrix(ctx, 'C1.batch', wants(ctx, 'C1') || wants(ctx, 'C1.BATCH') ? BATCH_CLIENTS : [], async (b, client) => {
+    const mb = await matrix(ctx, 'C1.batch', all || wants(ctx, 'C1.BATCH') ? batchClients : [], async (b, client) => {
       const topic = await fill(b)
       const group = `bench-c1b-${client}-${++topicSeq}`
-      const r = await runChild<ConsumeResult>({ kind: 'consume', client: client as NodeClient, bootstrap: b.bootstrap, topic, records: n.consume, groupId: group, style: 'batch6' }, 600_000)
+      const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, warmupRecords: n.consumeWarmup, groupId: group, style: 'batch6' }, 600_000)
       return { rate: r.records / (r.ms / 1000) }
     })
     for (const [kind, topic] of filled) await deleteTopic(await ctx.brokers.get(kind), topic)
@@ -240,23 +295,72 @@ export const consume: Suite = {
       mb,
       { id: 'C1.batch', title: `consume ${n.consume.toLocaleString('en')} records with run({ eachBatch, partitionsConsumedConcurrently: 6 }), new group`, unit: 'records/s', higherIsBetter: true },
       'rate',
-      BATCH_CLIENTS,
+      batchClients,
       [],
-      ['timed from the first record to the last; tidelog Consumer.run() and kafkajs consumer.run(), both with eachBatch and partitionsConsumedConcurrently 6; fetch settings Java defaults'],
+      [
+        `timed from the first record to the last, after ${n.consumeWarmup.toLocaleString('en')} records read uncounted in a group of their own; tidelog Consumer.run(), kafkajs and confluent consumer.run(), all with eachBatch and partitionsConsumedConcurrently 6 (confluent: its own batches of at most 32 records, js.consumer.max.batch.size); fetch settings Java defaults`,
+        runtimes,
+      ],
     )
-    if (!wants(ctx, 'C1')) return batchRows
-    return [...batchRows, ...rowsOf(
+    if (!all) return batchRows
+    const perMessage = rowsOf(
       m,
       { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
       'rate',
-      CONTENDERS,
-      ['java', 'tidelog'],
+      clients,
+      brokerClientsOf(clients),
       [
-        'timed from the first record to the last (the group join is left out; Java: ConsumerPerformance fetch.nMsg.sec)',
-        'Node clients through their per-message API (tidelog: for await, kafkajs: eachMessage, @platformatic/kafka: stream data events); fetch settings Java defaults, set explicitly',
+        `timed from the first record to the last (the group join is left out; Java: ConsumerPerformance fetch.nMsg.sec); Node clients first read ${n.consumeWarmup.toLocaleString('en')} records uncounted in a group of their own`,
+        'Node clients through their per-message API (tidelog: for await, kafkajs and confluent: eachMessage, @platformatic/kafka: stream data events); fetch settings Java defaults, set explicitly',
+        runtimes,
       ],
-    )]
+    )
+    return [...batchRows, ...perMessage, ...fasterModeRows(perMessage, batchRows, n.consume)]
   },
+}
+
+/** The clients with an eachBatch mode as well as a per-message one. */
+const BATCH_CLIENTS: NodeClient[] = ['tidelog', 'kafkajs', 'tidelog-kafkajs', 'confluent']
+
+/**
+ * C1.best: per broker, each client in its faster consume mode (per message or eachBatch), so
+ * tidelog is compared with kafkajs at its best, whichever mode that was in this run.
+ */
+export function fasterModeRows(perMessage: ScenarioResult[], batch: ScenarioResult[], records: number): ScenarioResult[] {
+  const out: ScenarioResult[] = []
+  for (const broker of BROKERS) {
+    const suffix = `@${BROKER_NAMES[broker]}`
+    const a = perMessage.find((r) => r.id === `C1${suffix}`)
+    const b = batch.find((r) => r.id === `C1.batch${suffix}`)
+    if (a === undefined) continue
+    const names = [...new Set([...Object.keys(a.results), ...Object.keys(a.unavailable ?? {})])]
+    const modes: string[] = []
+    const entries: Array<[string, Entry]> = names.map((c) => {
+      const x = a.results[c]
+      const y = b?.results[c]
+      // A failure in either mode is a failure: the faster of what survived would flatter it.
+      const failed = [a.unavailable?.[c], b?.unavailable?.[c]].find((w) => w?.startsWith(FAILED))
+      if (failed !== undefined) return [c, failed]
+      if (x === undefined && y === undefined) return [c, a.unavailable?.[c] ?? 'not run']
+      const useBatch = y !== undefined && (x === undefined || y.median > x.median)
+      if (y !== undefined) modes.push(`${c}: ${useBatch ? 'eachBatch' : 'per message'}`)
+      return [c, useBatch ? y! : x!]
+    })
+    out.push(
+      makeRow(
+        { id: `C1.best${suffix}`, title: `consume ${records.toLocaleString('en')} records, each client in its faster mode, on ${broker === 'tidelog' ? 'the tidelog broker' : 'Apache Kafka'}`, unit: 'records/s', higherIsBetter: true },
+        entries,
+        pairsOf(names),
+        [
+          ...(modes.length > 0 ? [`the faster of C1 and C1.batch per client (${modes.join(', ')}); the others have one mode`] : []),
+          // Both modes time from the first record delivered: a fetch that holds the whole topic
+          // (the --quick sizes) is delivered in one go, so batch-mode figures of short runs say little.
+          'first record to last: with --quick sizes the first fetch holds most of the topic, so eachBatch figures there are not rates a user would see',
+        ],
+      ),
+    )
+  }
+  return out
 }
 
 // --- latency ------------------------------------------------------------------------------
@@ -276,9 +380,11 @@ export const latency: Suite = {
   async run(ctx) {
     const n = sizes(ctx.quick)
     const rows: ScenarioResult[] = []
+    const clients = pick(ctx, CONTENDERS)
+    const runtimes = await runtimeNote(clients)
     if (wants(ctx, 'L1')) {
       ctx.log(`L1: end-to-end latency at ${RATE} records/s`)
-      const m = await matrix(ctx, 'L1', NODE_CLIENTS, async (b, client) => {
+      const m = await matrix(ctx, 'L1', clients.filter((c): c is NodeClient => c !== 'java'), async (b, client) => {
         const topic = topicName('l')
         await createTopic(b, topic)
         try {
@@ -296,24 +402,25 @@ export const latency: Suite = {
             m,
             { id: `L1.${label}`, title: `end-to-end latency ${label} at ${RATE.toLocaleString('en')} records/s for ${n.latencySeconds} s`, unit: 'ms', higherIsBetter: false },
             metric,
-            CONTENDERS,
-            ['tidelog'],
+            clients,
+            brokerClientsOf(clients).filter((c) => c !== 'java'),
             [
               `producer and consumer in one process; each record timed from when it was due (no coordinated omission) to its delivery; ${SETTINGS_NOTE(LATENCY_SETTINGS)}`,
+              runtimes,
             ],
-            { java: 'no Java tool produces at a fixed rate while consuming; EndToEndLatency is in L2' },
+            { java: 'no Java tool produces at a fixed rate while consuming; the Java client\'s round trip is in L2' },
           ),
         )
       }
     }
     if (wants(ctx, 'L2')) {
       ctx.log('L2: round trip, one record at a time')
-      const m = await matrix(ctx, 'L2', CONTENDERS, async (b, client) => {
+      const m = await matrix(ctx, 'L2', clients, async (b, client) => {
         const topic = topicName('r')
         await createTopic(b, topic)
         try {
           if (client === 'java') {
-            const r = await endToEndLatency(b.bootstrap, topic, n.roundTrips, 1)
+            const r = await javaRoundTrip(b.bootstrap, topic, n.roundTrips, n.roundTripWarmup, 1)
             return { p50: r.p50, p99: r.p99, p999: r.p999 }
           }
           const job: Job = { kind: 'roundtrip', client, bootstrap: b.bootstrap, topic, records: n.roundTrips, warmupRecords: n.roundTripWarmup, groupId: `bench-${topic}`, settings: LATENCY_SETTINGS }
@@ -329,10 +436,11 @@ export const latency: Suite = {
             m,
             { id: `L2.${label}`, title: `round trip ${label}: produce one record, wait until it is consumed, ${n.roundTrips.toLocaleString('en')} times`, unit: 'ms', higherIsBetter: false },
             metric,
-            CONTENDERS,
-            ['java', 'tidelog'],
+            clients,
+            brokerClientsOf(clients),
             [
-              `acks=1, linger 0; Node clients after ${n.roundTripWarmup} uncounted round trips; Java's EndToEndLatency counts every record and prints whole milliseconds`,
+              `acks=1, linger 0; every client after ${n.roundTripWarmup} uncounted round trips, timed in microseconds (Java: apps/bench/java/RoundTrip.java, EndToEndLatency's loop with System.nanoTime; the tool itself prints whole milliseconds and has no warm-up)`,
+              runtimes,
             ],
           ),
         )

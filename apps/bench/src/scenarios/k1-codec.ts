@@ -27,8 +27,9 @@ const kjsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2.js
 const Long = require('kafkajs/src/utils/long.js')
 const { CompressionTypes, CompressionCodecs } = require('kafkajs')
 
-// kafkajs ships no snappy codec; its users add one. This is the pure-JS one on the
-// same library tidelog writes with (kafkajs-snappy would pull in a native binding).
+// kafkajs ships no snappy codec; its users add one. This is snappyjs, the pure-JS one
+// (kafkajs-snappy would pull in a native binding). tidelog's snappy is its own code
+// (packages/protocol/src/records/codecs/snappy*.ts), not snappyjs.
 CompressionCodecs[CompressionTypes.Snappy] = () => ({
   compress: async (encoder: { buffer: Buffer }) => snappyjs.compress(encoder.buffer),
   decompress: async (buffer: Buffer) => snappyjs.uncompress(buffer),
