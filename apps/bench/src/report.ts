@@ -115,7 +115,8 @@ export function withReadmeSection(readme: string, r: Report): string {
     'C1.best takes each client\'s faster consume mode. ' +
     'A contender that failed a round shows as failed. ' +
     'Every report names the commit, the peer versions and the load average. ' +
-    'The `scale` suite (B1-B6: partitions, idle connections, 4 producers, large records, latency at a fixed rate, a consumer that does not read) raises `ulimit -n` itself.\n\n'
+    'The `scale` suite (B1-B6: partitions, idle connections, 4 producers, large records, latency at a fixed rate, a consumer that does not read) raises `ulimit -n` itself. ' +
+    '`quotas` (Q1) runs our producer over a 1 MB/s client-id `producer_byte_rate` on both brokers and reports the achieved rate over the quota.\n\n'
   const body = how + markdown(r, { compact: true, level: 2 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }
