@@ -22,8 +22,9 @@ import { connectTls } from './security/helpers.js'
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 
+// Under CI=true a missing tool fails its test instead of skipping it (a missing peer is a failure there).
 function has(tool: string, args: string[]): boolean {
-  return spawnSync(tool, args, { stdio: 'ignore', timeout: 30_000 }).status === 0
+  return process.env.CI === 'true' || spawnSync(tool, args, { stdio: 'ignore', timeout: 30_000 }).status === 0
 }
 
 describe('generated certificates', () => {
