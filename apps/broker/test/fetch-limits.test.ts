@@ -40,13 +40,13 @@ interface Want {
   partitionMaxBytes?: number
 }
 
-function fetch(c: RawClient, topic: string, wants: Want[], o: { maxBytes?: number; minBytes?: number; maxWaitMs?: number } = {}) {
+function fetch(c: RawClient, topic: string, wants: Want[], o: { maxBytes?: number; minBytes?: number; maxWaitMs?: number; isolationLevel?: number } = {}) {
   return c.request(ApiKeys.Fetch, 12, {
     replicaId: -1,
     maxWaitMs: o.maxWaitMs ?? 0,
     minBytes: o.minBytes ?? 1,
     maxBytes: o.maxBytes ?? 50 << 20,
-    isolationLevel: 0,
+    isolationLevel: o.isolationLevel ?? 0,
     sessionId: 0,
     sessionEpoch: -1,
     topics: [
@@ -232,4 +232,27 @@ describe('fetch by topic id', () => {
     })
     expect(sizeOf(r.responses[0].partitions[0].records)).toBe(2 * BATCH)
   })
+})
+
+describe('fetch of a topic deleted while the request waits', () => {
+  // A long poll holds the partition's log; DeleteTopics discards it meanwhile (the
+  // librdkafka suite runs tests two at a time, so this happens there).
+  for (const isolationLevel of [0, 1]) {
+    it(`answers UNKNOWN_TOPIC_OR_PARTITION and keeps the connection (isolation level ${isolationLevel})`, async () => {
+      const { b, c } = await start()
+      await createTopic(c, 'doomed', 1)
+      await produce(c, 'doomed', 0, makeBatch(2))
+      const waiting = fetch(c, 'doomed', [{ partition: 0, offset: 2n }], { maxWaitMs: 1500, minBytes: 1, isolationLevel })
+      const admin = await connect(b)
+      await new Promise((r) => setTimeout(r, 100))
+      const deleted = await admin.request(ApiKeys.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 5000 })
+      expect(deleted.responses[0].errorCode).toBe(0)
+      const r = await waiting
+      expect(r.errorCode).toBe(0)
+      expect(r.responses[0].partitions[0].errorCode).toBe(3) // UNKNOWN_TOPIC_OR_PARTITION
+      // The same connection still serves requests.
+      const again = await fetch(c, 'doomed', [{ partition: 0, offset: 0n }], { isolationLevel })
+      expect(again.responses[0].partitions[0].errorCode).toBe(3)
+    })
+  }
 })

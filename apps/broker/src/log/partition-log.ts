@@ -79,6 +79,7 @@ export class PartitionLog {
   readonly producers = new ProducerStateManager()
   private readonly logger: Logger
   private closed = false
+  private endAtDiscard = 0
   private flushRunning: Promise<void> | null = null
   private flushQueued: Promise<void> | null = null
   readonly fs: LogFileSystem
@@ -165,12 +166,13 @@ export class PartitionLog {
   }
 
   get logEndOffset(): number {
-    return this.active.nextOffset
+    // A discarded log (topic deleted while a fetch or list-offsets held it) keeps its last end offset.
+    return this.segments.length > 0 ? this.active.nextOffset : this.endAtDiscard
   }
 
   /** A single replica: everything appended is committed. */
   get highWatermark(): number {
-    return this.active.nextOffset
+    return this.logEndOffset
   }
 
   /**
@@ -356,6 +358,8 @@ export class PartitionLog {
         stop = loc.position + loc.size
       }
       const bytes = await seg.read(loc.position, stop - loc.position)
+      // Deleted during the read: answer as for a deleted partition, not with its last bytes.
+      if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
       result.records = bytes.length === stop - loc.position ? bytes : wholeBatches(bytes)
       return result
     }
@@ -368,6 +372,7 @@ export class PartitionLog {
    * consumer uses to drop aborted records.
    */
   async readCommitted(offset: number, maxBytes: number, minOneBatch = true): Promise<CommittedReadResult> {
+    if (this.closed) throw new LogClosedError(`log ${this.topic}-${this.partition}`)
     const r = await this.read(offset, maxBytes, minOneBatch, this.lastStableOffset)
     let upper = offset
     for (let p = 0; p + LOG_OVERHEAD <= r.records.length; p += LOG_OVERHEAD + r.records.readInt32BE(p + BATCH_LENGTH_AT)) {
@@ -561,6 +566,7 @@ export class PartitionLog {
    * rename aside and remove; readers holding a segment finish first.
    */
   discard(): void {
+    if (this.segments.length > 0) this.endAtDiscard = this.active.nextOffset
     this.closed = true
     for (const s of this.segments.splice(0)) s.discard()
   }
