@@ -125,3 +125,31 @@ export function compare(
   }
   return { problems, notes, counts }
 }
+
+/** Main-pass tests expected to pass that failed: the ones run.ts reruns alone once. */
+export function rerunCandidates(results: TestResult[], expected: Map<string, Verdict>): TestResult[] {
+  return results.filter((r) => r.state === 'FAILED' && expected.get(r.name)?.kind === 'pass')
+}
+
+/**
+ * The full run's results with each rerun test's outcome in place of its failure, and a
+ * note per rerun naming both outcomes. A rerun the test-runner did not report keeps the
+ * failure.
+ */
+export function mergeReruns(results: TestResult[], failed: TestResult[], rerun: TestResult[]): { merged: TestResult[]; notes: string[] } {
+  const again = new Map(rerun.map((r) => [r.name, r]))
+  const merged = results.map((r) => (failed.some((f) => f.name === r.name) ? (again.get(r.name) ?? r) : r))
+  const notes = failed.map((f) => {
+    const a = again.get(f.name)
+    return `${f.name}: FAILED in the full run (${f.reason}); rerun alone on a fresh broker: ${a ? `${a.state}${a.reason ? ` (${a.reason})` : ''}` : 'not reported'}`
+  })
+  return { merged, notes }
+}
+
+/** One test's lines of run-test.sh's interleaved log (`[<name>   / 1.2s] ...`), colour codes removed. */
+export function testLogLines(log: string, name: string): string[] {
+  return log
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((l) => l.startsWith(`[${name} `) || l.startsWith(`[${name}/`))
+}

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { compare, parseExpectations, parseKafkaResults, ExpectationsFileError } from './expectations.js'
+import { compare, mergeReruns, parseExpectations, parseKafkaResults, rerunCandidates, testLogLines, ExpectationsFileError } from './expectations.js'
 import { countSubtestPasses, isSaslResult, SASL_JOBS } from './sasl.js'
 import { parseSummary, type TestResult } from './suite.js'
 
@@ -121,5 +121,39 @@ describe('the SASL pass', () => {
   it('reads <test>@<job> names in expectations', () => {
     const e = parseExpectations(file('0142_reauthentication@plain:do_test_producer pass\n'))
     expect([...e.keys()]).toEqual(['0142_reauthentication@plain:do_test_producer'])
+  })
+})
+
+describe('reruns of tests expected to pass', () => {
+  const exp = parseExpectations(file(['0001_a pass', '0002_b known-fail: #11 x', '0003_c pass', '0004_d flaky: timing'].join('\n')))
+  const full = [r('0001_a', 'FAILED', 'poll timeout'), r('0002_b', 'FAILED', 'rf 3'), r('0003_c', 'PASSED'), r('0004_d', 'FAILED', 'late')]
+
+  it('reruns only the failed tests expected to pass', () => {
+    expect(rerunCandidates(full, exp).map((x) => x.name)).toEqual(['0001_a'])
+  })
+
+  it('accepts a rerun that passes, naming both outcomes, and keeps a second failure a failure', () => {
+    const failed = rerunCandidates(full, exp)
+    const ok = mergeReruns(full, failed, [r('0001_a', 'PASSED')])
+    expect(compare(ok.merged, exp, new Map()).problems).toEqual([])
+    expect(ok.notes).toEqual(['0001_a: FAILED in the full run (poll timeout); rerun alone on a fresh broker: PASSED'])
+    const bad = mergeReruns(full, failed, [r('0001_a', 'FAILED', 'again')])
+    expect(compare(bad.merged, exp, new Map()).problems).toEqual(['0001_a: FAILED (again): expected to pass'])
+    const missing = mergeReruns(full, failed, [])
+    expect(compare(missing.merged, exp, new Map()).problems).toEqual(['0001_a: FAILED (poll timeout): expected to pass'])
+    expect(missing.notes[0]).toMatch(/not reported$/)
+  })
+
+  it("picks one test's lines out of the interleaved log", () => {
+    const log = [
+      '\x1b[36m[0052_msg_timestamps         /  2.249s] consume.easy: consume 20 messages\x1b[0m',
+      '[0051_assign_adds            /  2.300s] other test',
+      '[0052_msg_timestamps         / 12.249s] consume.easy: consumer_poll() timeout',
+      '[0052_msg_timestamps_x       / 1.0s] a different test',
+    ].join('\n')
+    expect(testLogLines(log, '0052_msg_timestamps')).toEqual([
+      '[0052_msg_timestamps         /  2.249s] consume.easy: consume 20 messages',
+      '[0052_msg_timestamps         / 12.249s] consume.easy: consumer_poll() timeout',
+    ])
   })
 })
