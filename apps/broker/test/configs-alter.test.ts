@@ -7,30 +7,20 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { type BrokerOptions, startBroker } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { startWithClient, trackOpened } from './helpers/opened.js'
 
 const TOPIC = 2
 const BROKER = 4
 const [SET, DELETE, APPEND, SUBTRACT] = [0, 1, 2, 3]
 const [DYNAMIC_TOPIC, DYNAMIC_BROKER, DYNAMIC_DEFAULT, STATIC, DEFAULT] = [1, 2, 3, 4, 5]
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
-
-async function start(opts: BrokerOptions = {}) {
-  const b = await startBroker({ port: 0, dataDir: tempDir(), logLevel: 'error', ...opts })
-  open.brokers.push(b)
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return { b, c }
-}
+const open = trackOpened()
+const start = (opts: BrokerOptions = {}) => startWithClient(open, opts)
 
 async function createTopic(c: RawClient, name: string, configs: Record<string, string> = {}) {
   const r = await c.request(ApiKeys.CreateTopics, 7, {

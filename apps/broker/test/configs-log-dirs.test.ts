@@ -7,26 +7,15 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { type BrokerOptions } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { faultyFs } from './helpers/faulty-fs.js'
 import { RawClient } from './helpers/raw-client.js'
-import { tempDir } from './helpers/tmp.js'
+import { startWithClient, trackOpened } from './helpers/opened.js'
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
-
-async function start(opts: BrokerOptions = {}) {
-  const b = await startBroker({ port: 0, dataDir: tempDir(), logLevel: 'error', ...opts })
-  open.brokers.push(b)
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return { b, c }
-}
+const open = trackOpened()
+const start = (opts: BrokerOptions = {}) => startWithClient(open, opts)
 
 async function createTopic(c: RawClient, name: string, partitions: number) {
   const r = await c.request(ApiKeys.CreateTopics, 7, { topics: [{ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false })

@@ -9,29 +9,19 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys } from '@tidelog/protocol'
 import { Admin } from '@tidelog/client'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { type BrokerOptions, startBroker } from '../src/index.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { startWithClient, trackOpened } from './helpers/opened.js'
 
 const GROUP = 32
 const [SET, DELETE, APPEND, SUBTRACT] = [0, 1, 2, 3]
 const [DEFAULT, DYNAMIC_GROUP] = [5, 8]
 const [INVALID_CONFIG, INVALID_REQUEST] = [40, 42]
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
-
-async function start(opts: BrokerOptions = {}) {
-  const b = await startBroker({ port: 0, dataDir: tempDir(), logLevel: 'error', ...opts })
-  open.brokers.push(b)
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return { b, c }
-}
+const open = trackOpened()
+const start = (opts: BrokerOptions = {}) => startWithClient(open, opts)
 
 type Op = [name: string, op: number, value: string | null]
 async function inc(c: RawClient, group: string, ops: Op[], validateOnly = false) {

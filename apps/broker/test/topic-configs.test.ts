@@ -8,11 +8,12 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type Broker, type BrokerOptions, startBroker } from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { type BrokerOptions } from '../src/index.js'
 import { makeBatch } from './helpers/batches.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
+import { startWithClient, trackOpened } from './helpers/opened.js'
 
 interface GoldenConfig {
   name: string
@@ -35,19 +36,8 @@ const DYNAMIC_TOPIC_CONFIG = 1
 const STATIC_BROKER_CONFIG = 4
 const DEFAULT_CONFIG = 5
 
-const open: { brokers: Broker[]; clients: RawClient[] } = { brokers: [], clients: [] }
-afterEach(async () => {
-  for (const c of open.clients.splice(0)) c.close()
-  for (const b of open.brokers.splice(0)) await b.close()
-})
-
-async function start(opts: BrokerOptions = {}) {
-  const b = await startBroker({ port: 0, dataDir: tempDir(), logLevel: 'error', ...opts })
-  open.brokers.push(b)
-  const c = await RawClient.connect(b.port)
-  open.clients.push(c)
-  return { b, c }
-}
+const open = trackOpened()
+const start = (opts: BrokerOptions = {}) => startWithClient(open, opts)
 
 function create(c: RawClient, name: string, configs: Record<string, string | null>, validateOnly = false) {
   return c

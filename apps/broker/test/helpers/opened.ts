@@ -29,6 +29,12 @@ export async function startTracked(open: Opened, opts: BrokerOptions = {}): Prom
   return b
 }
 
+/** A tracked broker (quiet: log level error unless `opts` says) and a raw client connected to it. */
+export async function startWithClient(open: Opened, opts: BrokerOptions = {}): Promise<{ b: Broker; c: RawClient }> {
+  const b = await startTracked(open, { logLevel: 'error', ...opts })
+  return { b, c: await connectTracked(open, b) }
+}
+
 export async function connectTracked(open: Opened, b: Broker): Promise<RawClient> {
   const c = await RawClient.connect(b.port)
   open.clients.push(c)
