@@ -236,13 +236,14 @@ describe('fetch by topic id', () => {
 
 describe('fetch of a topic deleted while the request waits', () => {
   // A long poll holds the partition's log; DeleteTopics discards it meanwhile (the
-  // librdkafka suite runs tests two at a time, so this happens there).
+  // librdkafka suite runs tests two at a time, so this happens there) and wakes it.
   for (const isolationLevel of [0, 1]) {
     it(`answers UNKNOWN_TOPIC_OR_PARTITION and keeps the connection (isolation level ${isolationLevel})`, async () => {
       const { b, c } = await start()
       await createTopic(c, 'doomed', 1)
       await produce(c, 'doomed', 0, makeBatch(2))
-      const waiting = fetch(c, 'doomed', [{ partition: 0, offset: 2n }], { maxWaitMs: 1500, minBytes: 1, isolationLevel })
+      // max_wait_ms beyond the test's timeout: only the deletion can end this long poll in time.
+      const waiting = fetch(c, 'doomed', [{ partition: 0, offset: 2n }], { maxWaitMs: 600_000, minBytes: 1, isolationLevel })
       const admin = await connect(b)
       await new Promise((r) => setTimeout(r, 100))
       const deleted = await admin.request(ApiKeys.DeleteTopics, 6, { topics: [{ name: 'doomed', topicId: ZERO_UUID }], timeoutMs: 5000 })

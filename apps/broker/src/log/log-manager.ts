@@ -243,6 +243,9 @@ export class LogManager {
     this.logs.delete(name)
     this.cleaner.forget(topic, partition)
     log.discard()
+    // Long polls waiting on it read again now and answer UNKNOWN_TOPIC_OR_PARTITION, as
+    // Kafka completes a DelayedFetch whose partition went away, instead of at max_wait_ms.
+    this.onAppend?.(log)
     const aside = join(this.dataDir, `${name}.${randomUUID().replaceAll('-', '')}${DELETE_DIR_SUFFIX}`)
     try {
       this.fs.renameSync(log.dir, aside)
