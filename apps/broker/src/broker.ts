@@ -39,6 +39,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   groups?: CoordinatorOptions
   /** The log's file calls (default node:fs); tests pass one that fails or stalls to exercise storage faults. */
   fs?: LogFileSystem
+  /** The client quotas' clock in ms (default performance.now); tests pass one they move, to check the accounting exactly. */
+  quotaClock?: () => number
 }
 
 /** One open listener as `startBroker()` reports it. */
@@ -116,7 +118,7 @@ function loadMeta(dataDir: string, nodeId: number): string {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, ...rest } = options
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, quotaClock, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
@@ -225,7 +227,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
     const controllerWindow = { samples: config.controllerQuotaWindowNum, windowMs: config.controllerQuotaWindowSizeSeconds * 1000 }
-    quotas = new QuotaManager(quotaStore, quotaWindow, undefined, controllerWindow)
+    quotas = new QuotaManager(quotaStore, quotaWindow, quotaClock, controllerWindow)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
     if (web !== undefined && tls !== undefined) web.metrics.tlsStatus = () => tls.status()
     server = new KafkaServer({

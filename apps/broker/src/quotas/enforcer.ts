@@ -104,7 +104,13 @@ function fetchedBytes(res: FetchResponse): number {
   return n
 }
 
-/** A timer that keeps the latest of the deadlines it is given (a longer mute extends a shorter one). */
+/**
+ * A timer that keeps the latest of the deadlines it is given (a longer mute extends a shorter
+ * one). Latest, not summed: every throttle is the time until the same sensor's rate is back at
+ * its bound, so two answered close together cover the same wait. Kafka never has two on one
+ * channel (it reads the next request only after the mute); here the mute starts when a produce
+ * over its quota is dispatched, before anything behind it is read, so the same holds.
+ */
 export class MuteTimer {
   private timer: NodeJS.Timeout | undefined
   private until = 0
