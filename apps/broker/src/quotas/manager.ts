@@ -1,6 +1,7 @@
+import type { GuardedQuotaCallback } from './callback.js'
 import { MutationSensor, RequestMutationQuota } from './mutations.js'
 import { QuotaSensor, type WindowConfig } from './rate.js'
-import type { QuotaEntity, QuotaStore } from './store.js'
+import { type QuotaEntity, type QuotaStore, entityKey } from './store.js'
 
 /** The client quota types Kafka's QuotaFactory makes a ClientQuotaManager for, by their config key. */
 export const CLIENT_QUOTA_TYPES = {
@@ -27,6 +28,8 @@ export interface SensorAccount {
   user: string
   clientId: string
   bound: number
+  /** The sensor's metric tags (user and client-id; whatever a client.quota.callback.class answers). */
+  tags: Readonly<Record<string, string>>
   /** The windowed rate now (per second; request: percent of one thread). */
   rate: number
   /** Sum of the samples inside the window and the time that window spans. */
@@ -53,9 +56,15 @@ export interface SensorAccount {
  * shared by all of that user's clients. Quotas change at once: a change drops the sensors so
  * the next request resolves again (Kafka updates the bound of live sensors; a fresh window is
  * the simpler equivalent for a single broker, and loses at most one window of history).
+ *
+ * With a client.quota.callback.class (KIP-257, callback.ts) the callback's tags choose the
+ * sensor and its quotaLimit the bound for produce, fetch and request; every request is counted
+ * (Kafka's CUSTOM_QUOTAS), and a quota change or quotaResetRequired updates the bounds of the
+ * live sensors in place, as Kafka's updateQuotaMetricConfigs does.
+ * controller_mutation_rate stays with the stored quotas.
  */
 export class QuotaManager {
-  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor; lastMs: number }>()
+  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: Readonly<Record<string, string>>; sensor: QuotaSensor; lastMs: number }>()
   private readonly mutationSensors = new Map<string, { tags: QuotaTags; sensor: MutationSensor; lastMs: number }>()
   /** The quota keys set on some user or client-id entity: the others are not even resolved. */
   private readonly enabled = new Set<string>()
@@ -68,6 +77,7 @@ export class QuotaManager {
     private readonly now: () => number = () => performance.now(),
     /** controller.quota.window.num / .size.seconds: KIP-599's own windows for controller_mutation_rate. */
     readonly controllerWindow: WindowConfig = window,
+    private readonly callback?: GuardedQuotaCallback,
   ) {
     this.maxRequestThrottleMs = window.windowMs
     store.onChange(() => this.changed())
@@ -77,13 +87,45 @@ export class QuotaManager {
   /** Some client quota is set (Kafka's quotasEnabled): without one nothing is counted at all. */
   active = false
 
+  /** What the callback was last told, by entity and quota type (to tell it only what changed). */
+  private told = new Map<string, { type: ClientQuotaType; entity: QuotaEntity; value: number }>()
+
   private changed(): void {
-    this.sensors.clear()
     this.mutationSensors.clear()
     this.enabled.clear()
     const keys = [...Object.values(CLIENT_QUOTA_TYPES), MUTATION_QUOTA_KEY] as string[]
     for (const e of this.store.all()) if (!('ip' in e.entity)) for (const k of keys) if (e.values.has(k)) this.enabled.add(k)
-    this.active = this.enabled.size > 0
+    this.active = this.callback !== undefined || this.enabled.size > 0
+    if (this.callback === undefined) {
+      this.sensors.clear()
+      return
+    }
+    const now = new Map<string, { type: ClientQuotaType; entity: QuotaEntity; value: number }>()
+    for (const e of this.store.all()) {
+      if ('ip' in e.entity) continue
+      for (const type of Object.keys(CLIENT_QUOTA_TYPES) as ClientQuotaType[]) {
+        const value = e.values.get(CLIENT_QUOTA_TYPES[type])
+        if (value !== undefined) now.set(`${type}\u0000${entityKey(e.entity)}`, { type, entity: e.entity, value })
+      }
+    }
+    for (const [id, q] of now) if (this.told.get(id)?.value !== q.value) this.callback.update(q.type, q.entity, q.value)
+    for (const [id, q] of this.told) if (!now.has(id)) this.callback.remove(q.type, q.entity)
+    this.told = now
+    this.refreshBounds()
+  }
+
+  /** Asks the callback again for the bound of each live sensor (of one type, or all). */
+  private refreshBounds(type?: ClientQuotaType): void {
+    for (const e of this.sensors.values()) {
+      if (type !== undefined && e.type !== type) continue
+      const bound = this.callback?.limit(e.type, e.tags)
+      if (bound !== undefined) e.sensor.bound = bound
+    }
+  }
+
+  /** Tells a callback the cluster it runs in (Kafka: on every metadata change; here once, at start). */
+  clusterMetadata(cluster: { clusterId: string; nodes: { id: number; host: string; port: number }[] }): void {
+    this.callback?.clusterMetadata(cluster)
   }
 
   /** The sensor's tags and bound for this client (undefined: no quota applies). */
@@ -114,15 +156,29 @@ export class QuotaManager {
   }
 
   private sensorFor(type: ClientQuotaType, user: string, clientId: string): QuotaSensor | undefined {
-    const resolved = this.resolve(type, user, clientId)
-    if (resolved === undefined) return undefined
-    const id = `${type}\u0000${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    let tags: Readonly<Record<string, string>> | undefined
+    let bound: () => number | undefined
+    if (this.callback === undefined) {
+      const resolved = this.resolve(type, user, clientId)
+      if (resolved === undefined) return undefined
+      tags = { user: resolved.tags.user, 'client-id': resolved.tags.clientId }
+      bound = () => resolved.bound
+    } else {
+      const custom = this.callback.tags(type, user, clientId)
+      if (custom === undefined) return undefined
+      tags = custom
+      bound = () => this.callback!.limit(type, custom)
+    }
+    const id = `${type}\u0000${JSON.stringify(Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`
     let entry = this.sensors.get(id)
     if (entry === undefined) {
+      const b = bound()
+      if (b === undefined) return undefined
       this.sweep()
-      entry = { type, tags: resolved.tags, sensor: new QuotaSensor(this.window, resolved.bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
+      entry = { type, tags, sensor: new QuotaSensor(this.window, b, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
       this.sensors.set(id, entry)
     }
+    if (this.callback?.resetRequired(type) === true) this.refreshBounds(type)
     entry.lastMs = this.now()
     return entry.sensor
   }
@@ -173,17 +229,18 @@ export class QuotaManager {
    * (samples - 1) windows, so a single fetch can never exceed what the quota allows.
    */
   maxValueInWindow(type: ClientQuotaType, user: string, clientId: string): number {
-    const r = this.resolve(type, user, clientId)
-    return r === undefined ? Number.POSITIVE_INFINITY : r.bound * (this.window.samples - 1) * (this.window.windowMs / 1000)
+    const bound = this.callback === undefined ? this.resolve(type, user, clientId)?.bound : this.sensorFor(type, user, clientId)?.bound
+    return bound === undefined ? Number.POSITIVE_INFINITY : bound * (this.window.samples - 1) * (this.window.windowMs / 1000)
   }
 
   /** What has been counted, sensor by sensor. */
   accounts(): SensorAccount[] {
     const now = this.now()
-    const rates = [...this.sensors.values()].map(({ type, tags, sensor }): SensorAccount => ({
+    const account = (type: SensorAccount['type'], tags: Readonly<Record<string, string>>, sensor: QuotaSensor | MutationSensor): SensorAccount => ({
       type,
-      user: tags.user,
-      clientId: tags.clientId,
+      user: tags.user ?? '',
+      clientId: tags['client-id'] ?? '',
+      tags,
       bound: sensor.bound,
       rate: sensor.rate.rate(now),
       windowTotal: sensor.rate.total(now),
@@ -193,22 +250,11 @@ export class QuotaManager {
       violations: sensor.violations,
       throttledMs: sensor.throttledMs,
       throttleTimeAvg: sensor.throttles.average(now),
-    }))
-    const mutations = [...this.mutationSensors.values()].map(({ tags, sensor }): SensorAccount => ({
-      type: 'mutation',
-      user: tags.user,
-      clientId: tags.clientId,
-      bound: sensor.bound,
-      rate: sensor.rate.rate(now),
-      windowTotal: sensor.rate.total(now),
-      windowMs: sensor.rate.windowSizeMs(now),
-      samples: sensor.rate.snapshot(now),
-      recorded: sensor.recorded,
-      violations: sensor.violations,
-      throttledMs: sensor.throttledMs,
-      throttleTimeAvg: sensor.throttles.average(now),
-      tokens: sensor.remaining(now),
-    }))
-    return [...rates, ...mutations]
+      ...(sensor instanceof MutationSensor ? { tokens: sensor.remaining(now) } : {}),
+    })
+    return [
+      ...[...this.sensors.values()].map((e) => account(e.type, e.tags, e.sensor)),
+      ...[...this.mutationSensors.values()].map((e) => account('mutation', { user: e.tags.user, 'client-id': e.tags.clientId }, e.sensor)),
+    ]
   }
 }
