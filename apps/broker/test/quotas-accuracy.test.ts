@@ -8,22 +8,17 @@
  * request read behind a throttled one is counted only once the connection's mute is over.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { ApiKeys, ErrorCodes, encodeRecordBatch, encodeRequestFrame, type RequestHeader } from '@tidelog/protocol'
+import { ApiKeys, ErrorCodes, type RequestHeader } from '@tidelog/protocol'
 import { type Broker, startBroker } from '../src/index.js'
 import { RequestThrottler } from '../src/quotas/enforcer.js'
 import { QuotaManager } from '../src/quotas/manager.js'
 import { SampledRate } from '../src/quotas/rate.js'
 import { QuotaStore } from '../src/quotas/store.js'
+import { countedBytes, kafkaThrottle, produceBody } from './helpers/quota-produce.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
 
 const W = { samples: 11, windowMs: 1000 }
-
-/** QuotaUtils.throttleTime for `total` bytes measured over `windowMs` against `bound` bytes/s. */
-const kafkaThrottle = (total: number, windowMs: number, bound: number): number => {
-  const rate = total / (windowMs / 1000)
-  return rate <= bound ? 0 : Math.round(((rate - bound) / bound) * windowMs)
-}
 
 describe('windowed rate as Kafka 3.8+ measures it', () => {
   it('keeps a sample until its last event is samples x window old, and measures from its start', () => {
@@ -99,18 +94,11 @@ describe('throttle_time_ms over a real socket, with the quota clock held by the 
     })
     expect(set.entries[0].errorCode).toBe(ErrorCodes.NONE)
 
-    const body = (valueBytes: number) => ({
-      transactionalId: null,
-      acks: 1,
-      timeoutMs: 5000,
-      topicData: [{ name: 'acc', partitionData: [{ index: 0, records: encodeRecordBatch({ records: [{ key: null, value: Buffer.alloc(valueBytes, 1) }] }) }] }],
-    })
-    // What Kafka counts (RequestChannel.Request.sizeInBytes): header and body, not the length prefix.
-    const counted = (valueBytes: number) => encodeRequestFrame({ apiKey: ApiKeys.Produce, apiVersion: 9, correlationId: 1, clientId: 'raw' }, body(valueBytes)).length - 4
+    const counted = (valueBytes: number) => countedBytes('acc', valueBytes)
     const small = counted(9000)
     const big = counted(10_000)
     const recorded = () => broker!.quotaAccounts().find((a) => a.type === 'produce')?.recorded
-    const produce = (valueBytes: number) => c.request(ApiKeys.Produce, 9, body(valueBytes))
+    const produce = (valueBytes: number) => c.request(ApiKeys.Produce, 9, produceBody('acc', valueBytes))
 
     // Burst allowance while fewer than samples - 1 windows have passed: the window is padded to 10 s.
     expect((await produce(9000)).throttleTimeMs).toBe(0)

@@ -11,8 +11,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ApiKeys, ErrorCodes, encodeRecordBatch, encodeRequestFrame } from '@tidelog/protocol'
+import { ApiKeys, ErrorCodes } from '@tidelog/protocol'
 import { type Broker, startBroker } from '../src/index.js'
+import { countedBytes, kafkaThrottle, produceBody } from './helpers/quota-produce.js'
 import { RawClient } from './helpers/raw-client.js'
 import { tempDir } from './helpers/tmp.js'
 import { captureLogger, login } from './security/helpers.js'
@@ -51,8 +52,6 @@ export default class GroupQuotas {
 `
 const BOUND = 2000
 const calls = (): unknown[][] => (globalThis as { __quotaCallbackCalls?: unknown[][] }).__quotaCallbackCalls ?? []
-/** QuotaUtils.throttleTime for `total` bytes over `windowMs`. */
-const kafkaThrottle = (total: number, windowMs: number, bound: number) => Math.round(((total / (windowMs / 1000) - bound) / bound) * windowMs)
 
 let dir: string
 let broker: Broker
@@ -66,15 +65,8 @@ async function as(user: string): Promise<RawClient> {
   expect((await login(c, 'PLAIN', user, `${user}-pw`)).errorCode).toBe(ErrorCodes.NONE)
   return c
 }
-const body = (valueBytes: number) => ({
-  transactionalId: null,
-  acks: 1,
-  timeoutMs: 5000,
-  topicData: [{ name: 'g', partitionData: [{ index: 0, records: encodeRecordBatch({ records: [{ key: null, value: Buffer.alloc(valueBytes, 2) }] }) }] }],
-})
-// The bytes a produce is counted with: header and body, as Kafka's request.sizeInBytes.
-const counted = (valueBytes: number) => encodeRequestFrame({ apiKey: ApiKeys.Produce, apiVersion: 9, correlationId: 1, clientId: 'raw' }, body(valueBytes)).length - 4
-const produce = (c: RawClient, valueBytes: number) => c.request(ApiKeys.Produce, 9, body(valueBytes))
+const counted = (valueBytes: number) => countedBytes('g', valueBytes)
+const produce = (c: RawClient, valueBytes: number) => c.request(ApiKeys.Produce, 9, produceBody('g', valueBytes))
 const sensor = (type: string, group: string) => broker.quotaAccounts().find((a) => a.type === type && a.tags.group === group)
 
 beforeAll(async () => {
