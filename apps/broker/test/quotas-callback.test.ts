@@ -3,7 +3,8 @@
  * member of a principal group in one sensor with the group's quota. Two users of one group
  * share it (the second is throttled where alone it would not be), a user of a group without a
  * quota is never throttled, AlterClientQuotas reaches the callback (updateQuota / removeQuota)
- * and the live sensor's bound follows at once, fetch and request quotas ask it too, and a
+ * and the live sensor's bound follows at once, fetch, request and controller mutation quotas
+ * ask it too, and a
  * callback that throws fails only that quota decision: served, unthrottled, logged once.
  * The quota clock is held by the test, so every throttle is an exact figure.
  */
@@ -32,6 +33,7 @@ export default class GroupQuotas {
   }
   quotaLimit(type, tags) {
     if (tags.group === 'broken') throw new Error('no limit for ' + tags.group)
+    if (type === 'CONTROLLER_MUTATION') return tags.group === 'solo' ? 1 : null
     return type === 'PRODUCE' ? this.limits.get(tags.group) ?? null : null
   }
   // A quota set on a user is its group's quota.
@@ -116,6 +118,17 @@ describe('client.quota.callback.class', () => {
     const carol = await as('carol')
     expect((await produce(carol, 30_000)).throttleTimeMs).toBe(0)
     expect(sensor('produce', 'solo')).toMatchObject({ bound: Number.POSITIVE_INFINITY, recorded: counted(30_000), violations: 0 })
+    // Controller mutations too: carol's group may create 1 partition/s, a bucket of 11 (11 windows of 1 s).
+    const topics = await carol.request(ApiKeys.CreateTopics, 7, {
+      topics: [{ name: 'm', numPartitions: 12, replicationFactor: 1, assignments: [], configs: [] }, { name: 'n', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 5000,
+      validateOnly: false,
+    })
+    expect(topics.topics.map((t: { errorCode: number }) => t.errorCode)).toEqual([ErrorCodes.NONE, ErrorCodes.THROTTLING_QUOTA_EXCEEDED])
+    expect(calls()).toContainEqual(['tags', 'CONTROLLER_MUTATION', 'User:carol', 'raw'])
+    expect(sensor('mutation', 'solo')).toMatchObject({ bound: 1, recorded: 12, tokens: -1 })
+    // Alice's group has no mutation quota from the callback: her CreateTopics above was not counted.
+    expect(sensor('mutation', 'team-a')).toBeUndefined()
 
     // AlterClientQuotas reaches the callback; the live group sensor takes the new bound at once.
     const alter = (value: number | null) =>

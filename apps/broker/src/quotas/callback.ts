@@ -2,7 +2,7 @@
  * client.quota.callback.class (KIP-257): Kafka's ClientQuotaCallback for a Node broker. The
  * module (loaded as the policies are: a default export that is a class or an object) decides
  * which sensor a request is counted in (quotaMetricTags) and that sensor's bound (quotaLimit)
- * for produce, fetch and request quotas; quotas altered with AlterClientQuotas reach it through
+ * for produce, fetch, request and controller mutation quotas; quotas altered with AlterClientQuotas reach it through
  * updateQuota / removeQuota, the ones stored at start included, as Kafka replays its metadata.
  *
  * A callback that throws never crashes the broker. Kafka lets the exception fail the request
@@ -12,12 +12,12 @@
 import type { BrokerConfig } from '../config.js'
 import type { Logger } from '../logger.js'
 import { loadPlugin } from '../policy/policy.js'
-import type { ClientQuotaType } from './manager.js'
+import type { QuotaKind } from './manager.js'
 import type { QuotaEntity } from './store.js'
 
 /** Kafka's ClientQuotaType names. */
-export type ClientQuotaTypeName = 'PRODUCE' | 'FETCH' | 'REQUEST'
-export const QUOTA_TYPE_NAMES: Readonly<Record<ClientQuotaType, ClientQuotaTypeName>> = { produce: 'PRODUCE', fetch: 'FETCH', request: 'REQUEST' }
+export type ClientQuotaTypeName = 'PRODUCE' | 'FETCH' | 'REQUEST' | 'CONTROLLER_MUTATION'
+export const QUOTA_TYPE_NAMES: Readonly<Record<QuotaKind, ClientQuotaTypeName>> = { produce: 'PRODUCE', fetch: 'FETCH', request: 'REQUEST', mutation: 'CONTROLLER_MUTATION' }
 
 /** Kafka's KafkaPrincipal. */
 export interface KafkaPrincipal {
@@ -41,7 +41,7 @@ export interface ClientQuotaCallback {
   configure?(config: Readonly<BrokerConfig>): void
   /** The tags of the sensor this request is counted in; requests with equal tags share a quota. */
   quotaMetricTags(quotaType: ClientQuotaTypeName, principal: KafkaPrincipal, clientId: string): Readonly<Record<string, string>> | ReadonlyMap<string, string>
-  /** The bound for a sensor's tags (bytes/s; request: percent); null or undefined for no quota. */
+  /** The bound for a sensor's tags (bytes/s; request: percent; mutations: partitions/s); null or undefined for no quota. */
   quotaLimit(quotaType: ClientQuotaTypeName, metricTags: Readonly<Record<string, string>>): number | null | undefined
   updateQuota?(quotaType: ClientQuotaTypeName, entity: ClientQuotaEntity, newValue: number): void
   removeQuota?(quotaType: ClientQuotaTypeName, entity: ClientQuotaEntity): void
@@ -83,7 +83,7 @@ export class GuardedQuotaCallback {
     private readonly now: () => number,
   ) {}
 
-  tags(type: ClientQuotaType, user: string, clientId: string): Record<string, string> | undefined {
+  tags(type: QuotaKind, user: string, clientId: string): Record<string, string> | undefined {
     return this.guard('quotaMetricTags', () => {
       // The broker's principals are all User:<name> (SASL, mTLS mapping, ANONYMOUS).
       const got = this.callback.quotaMetricTags(QUOTA_TYPE_NAMES[type], { principalType: 'User', name: user }, clientId)
@@ -95,7 +95,7 @@ export class GuardedQuotaCallback {
   }
 
   /** The bound: Infinity when the callback sets none (Kafka: Long.MAX_VALUE), undefined when it failed. */
-  limit(type: ClientQuotaType, tags: Readonly<Record<string, string>>): number | undefined {
+  limit(type: QuotaKind, tags: Readonly<Record<string, string>>): number | undefined {
     return this.guard('quotaLimit', () => {
       const got = this.callback.quotaLimit(QUOTA_TYPE_NAMES[type], tags)
       if (got === null || got === undefined) return Number.POSITIVE_INFINITY
@@ -104,15 +104,15 @@ export class GuardedQuotaCallback {
     })
   }
 
-  resetRequired(type: ClientQuotaType): boolean {
+  resetRequired(type: QuotaKind): boolean {
     return this.guard('quotaResetRequired', () => this.callback.quotaResetRequired?.(QUOTA_TYPE_NAMES[type]) === true) ?? false
   }
 
-  update(type: ClientQuotaType, entity: QuotaEntity, value: number): void {
+  update(type: QuotaKind, entity: QuotaEntity, value: number): void {
     this.guard('updateQuota', () => this.callback.updateQuota?.(QUOTA_TYPE_NAMES[type], toClientQuotaEntity(entity), value))
   }
 
-  remove(type: ClientQuotaType, entity: QuotaEntity): void {
+  remove(type: QuotaKind, entity: QuotaEntity): void {
     this.guard('removeQuota', () => this.callback.removeQuota?.(QUOTA_TYPE_NAMES[type], toClientQuotaEntity(entity)))
   }
 

@@ -12,6 +12,11 @@ export const CLIENT_QUOTA_TYPES = {
 export type ClientQuotaType = keyof typeof CLIENT_QUOTA_TYPES
 /** KIP-599's quota on partitions created and deleted, counted in a token bucket (mutations.ts). */
 export const MUTATION_QUOTA_KEY = 'controller_mutation_rate'
+/** Every quota a (user, client-id) is counted against, with its config key. */
+export type QuotaKind = ClientQuotaType | 'mutation'
+const QUOTA_KEYS: Readonly<Record<QuotaKind, string>> = { ...CLIENT_QUOTA_TYPES, mutation: MUTATION_QUOTA_KEY }
+type Tags = Readonly<Record<string, string>>
+const sensorId = (kind: QuotaKind, tags: Tags): string => `${kind}\u0000${JSON.stringify(Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`
 
 const SENSOR_EXPIRY_MS = 3600_000
 const SWEEP_EVERY_MS = 60_000
@@ -24,12 +29,12 @@ export interface QuotaTags {
 
 /** What the broker has counted for one sensor: exposed for tests, /metrics and the console. */
 export interface SensorAccount {
-  type: ClientQuotaType | 'mutation'
+  type: QuotaKind
   user: string
   clientId: string
   bound: number
   /** The sensor's metric tags (user and client-id; whatever a client.quota.callback.class answers). */
-  tags: Readonly<Record<string, string>>
+  tags: Tags
   /** The windowed rate now (per second; request: percent of one thread). */
   rate: number
   /** Sum of the samples inside the window and the time that window spans. */
@@ -58,14 +63,14 @@ export interface SensorAccount {
  * the simpler equivalent for a single broker, and loses at most one window of history).
  *
  * With a client.quota.callback.class (KIP-257, callback.ts) the callback's tags choose the
- * sensor and its quotaLimit the bound for produce, fetch and request; every request is counted
- * (Kafka's CUSTOM_QUOTAS), and a quota change or quotaResetRequired updates the bounds of the
- * live sensors in place, as Kafka's updateQuotaMetricConfigs does.
- * controller_mutation_rate stays with the stored quotas.
+ * sensor and its quotaLimit the bound for produce, fetch, request and controller mutations
+ * (Kafka's ControllerMutationQuotaManager is a ClientQuotaManager too); every request is
+ * counted (Kafka's CUSTOM_QUOTAS), and a quota change or quotaResetRequired updates the bounds
+ * of the live sensors in place, as Kafka's updateQuotaMetricConfigs does.
  */
 export class QuotaManager {
-  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: Readonly<Record<string, string>>; sensor: QuotaSensor; lastMs: number }>()
-  private readonly mutationSensors = new Map<string, { tags: QuotaTags; sensor: MutationSensor; lastMs: number }>()
+  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: Tags; sensor: QuotaSensor; lastMs: number }>()
+  private readonly mutationSensors = new Map<string, { tags: Tags; sensor: MutationSensor; lastMs: number }>()
   /** The quota keys set on some user or client-id entity: the others are not even resolved. */
   private readonly enabled = new Set<string>()
   private lastSweepMs = 0
@@ -87,40 +92,62 @@ export class QuotaManager {
   /** Some client quota is set (Kafka's quotasEnabled): without one nothing is counted at all. */
   active = false
 
-  /** What the callback was last told, by entity and quota type (to tell it only what changed). */
-  private told = new Map<string, { type: ClientQuotaType; entity: QuotaEntity; value: number }>()
+  /** What the callback was last told, by entity and quota kind (to tell it only what changed). */
+  private told = new Map<string, { kind: QuotaKind; entity: QuotaEntity; value: number }>()
 
   private changed(): void {
-    this.mutationSensors.clear()
     this.enabled.clear()
-    const keys = [...Object.values(CLIENT_QUOTA_TYPES), MUTATION_QUOTA_KEY] as string[]
+    const keys = Object.values(QUOTA_KEYS)
     for (const e of this.store.all()) if (!('ip' in e.entity)) for (const k of keys) if (e.values.has(k)) this.enabled.add(k)
     this.active = this.callback !== undefined || this.enabled.size > 0
     if (this.callback === undefined) {
       this.sensors.clear()
+      this.mutationSensors.clear()
       return
     }
-    const now = new Map<string, { type: ClientQuotaType; entity: QuotaEntity; value: number }>()
+    const now = new Map<string, { kind: QuotaKind; entity: QuotaEntity; value: number }>()
     for (const e of this.store.all()) {
       if ('ip' in e.entity) continue
-      for (const type of Object.keys(CLIENT_QUOTA_TYPES) as ClientQuotaType[]) {
-        const value = e.values.get(CLIENT_QUOTA_TYPES[type])
-        if (value !== undefined) now.set(`${type}\u0000${entityKey(e.entity)}`, { type, entity: e.entity, value })
+      for (const kind of Object.keys(QUOTA_KEYS) as QuotaKind[]) {
+        const value = e.values.get(QUOTA_KEYS[kind])
+        if (value !== undefined) now.set(`${kind}\u0000${entityKey(e.entity)}`, { kind, entity: e.entity, value })
       }
     }
-    for (const [id, q] of now) if (this.told.get(id)?.value !== q.value) this.callback.update(q.type, q.entity, q.value)
-    for (const [id, q] of this.told) if (!now.has(id)) this.callback.remove(q.type, q.entity)
+    for (const [id, q] of now) if (this.told.get(id)?.value !== q.value) this.callback.update(q.kind, q.entity, q.value)
+    for (const [id, q] of this.told) if (!now.has(id)) this.callback.remove(q.kind, q.entity)
     this.told = now
     this.refreshBounds()
   }
 
-  /** Asks the callback again for the bound of each live sensor (of one type, or all). */
-  private refreshBounds(type?: ClientQuotaType): void {
+  /** Asks the callback again for the bound of each live sensor (of one kind, or all). */
+  private refreshBounds(kind?: QuotaKind): void {
     for (const e of this.sensors.values()) {
-      if (type !== undefined && e.type !== type) continue
+      if (kind !== undefined && e.type !== kind) continue
       const bound = this.callback?.limit(e.type, e.tags)
       if (bound !== undefined) e.sensor.bound = bound
     }
+    if (kind !== undefined && kind !== 'mutation') return
+    for (const [id, e] of this.mutationSensors) {
+      const bound = this.callback?.limit('mutation', e.tags)
+      // A bucket without a bound would hold Infinity - Infinity tokens: no quota is no bucket.
+      if (bound === Number.POSITIVE_INFINITY) this.mutationSensors.delete(id)
+      else if (bound !== undefined) e.sensor.bound = bound
+    }
+  }
+
+  /**
+   * The sensor tags and bound a (user, client-id) is counted under for one kind of quota: the
+   * callback's, or the stored quotas' KIP-55 resolution (tags user and client-id, as Kafka's).
+   */
+  private counted(kind: QuotaKind, user: string, clientId: string): { tags: Tags; bound: () => number | undefined } | undefined {
+    if (this.callback === undefined) {
+      const resolved = this.resolveKey(QUOTA_KEYS[kind], user, clientId)
+      if (resolved === undefined) return undefined
+      return { tags: { user: resolved.tags.user, 'client-id': resolved.tags.clientId }, bound: () => resolved.bound }
+    }
+    const tags = this.callback.tags(kind, user, clientId)
+    if (tags === undefined) return undefined
+    return { tags, bound: () => this.callback!.limit(kind, tags) }
   }
 
   /** Tells a callback the cluster it runs in (Kafka: on every metadata change; here once, at start). */
@@ -156,26 +183,15 @@ export class QuotaManager {
   }
 
   private sensorFor(type: ClientQuotaType, user: string, clientId: string): QuotaSensor | undefined {
-    let tags: Readonly<Record<string, string>> | undefined
-    let bound: () => number | undefined
-    if (this.callback === undefined) {
-      const resolved = this.resolve(type, user, clientId)
-      if (resolved === undefined) return undefined
-      tags = { user: resolved.tags.user, 'client-id': resolved.tags.clientId }
-      bound = () => resolved.bound
-    } else {
-      const custom = this.callback.tags(type, user, clientId)
-      if (custom === undefined) return undefined
-      tags = custom
-      bound = () => this.callback!.limit(type, custom)
-    }
-    const id = `${type}\u0000${JSON.stringify(Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`
+    const counted = this.counted(type, user, clientId)
+    if (counted === undefined) return undefined
+    const id = sensorId(type, counted.tags)
     let entry = this.sensors.get(id)
     if (entry === undefined) {
-      const b = bound()
-      if (b === undefined) return undefined
+      const bound = counted.bound()
+      if (bound === undefined) return undefined
       this.sweep()
-      entry = { type, tags, sensor: new QuotaSensor(this.window, b, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
+      entry = { type, tags: counted.tags, sensor: new QuotaSensor(this.window, bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
       this.sensors.set(id, entry)
     }
     if (this.callback?.resetRequired(type) === true) this.refreshBounds(type)
@@ -201,15 +217,18 @@ export class QuotaManager {
    * applies to this client; strict refuses topics, permissive (older versions) only throttles.
    */
   mutationQuota(user: string, clientId: string, strict: boolean): RequestMutationQuota | undefined {
-    const resolved = this.resolveKey(MUTATION_QUOTA_KEY, user, clientId)
-    if (resolved === undefined) return undefined
-    const id = `${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    const counted = this.counted('mutation', user, clientId)
+    if (counted === undefined) return undefined
+    const id = sensorId('mutation', counted.tags)
     let entry = this.mutationSensors.get(id)
     if (entry === undefined) {
+      const bound = counted.bound()
+      if (bound === undefined || bound === Number.POSITIVE_INFINITY) return undefined
       this.sweep()
-      entry = { tags: resolved.tags, sensor: new MutationSensor(this.controllerWindow, resolved.bound, this.now()), lastMs: 0 }
+      entry = { tags: counted.tags, sensor: new MutationSensor(this.controllerWindow, bound, this.now()), lastMs: 0 }
       this.mutationSensors.set(id, entry)
     }
+    if (this.callback?.resetRequired('mutation') === true) this.refreshBounds('mutation')
     entry.lastMs = this.now()
     return new RequestMutationQuota(entry.sensor, strict, this.now)
   }
@@ -236,7 +255,7 @@ export class QuotaManager {
   /** What has been counted, sensor by sensor. */
   accounts(): SensorAccount[] {
     const now = this.now()
-    const account = (type: SensorAccount['type'], tags: Readonly<Record<string, string>>, sensor: QuotaSensor | MutationSensor): SensorAccount => ({
+    const account = (type: QuotaKind, tags: Tags, sensor: QuotaSensor | MutationSensor): SensorAccount => ({
       type,
       user: tags.user ?? '',
       clientId: tags['client-id'] ?? '',
@@ -254,7 +273,7 @@ export class QuotaManager {
     })
     return [
       ...[...this.sensors.values()].map((e) => account(e.type, e.tags, e.sensor)),
-      ...[...this.mutationSensors.values()].map((e) => account('mutation', { user: e.tags.user, 'client-id': e.tags.clientId }, e.sensor)),
+      ...[...this.mutationSensors.values()].map((e) => account('mutation', e.tags, e.sensor)),
     ]
   }
 }
