@@ -5,7 +5,8 @@
  * event is samples x window old; dropping it by its start let a second burst through every
  * 11 s. Over a real socket: the throttle_time_ms answered to pipelined produce requests is
  * QuotaUtils.throttleTime of the bytes Kafka counts (the request's header and body), and a
- * request read behind a throttled one is counted only once the connection's mute is over.
+ * request read behind a throttled one is counted only once the connection's mute is over; a
+ * fetch counts its whole response, as Kafka's FetchResponse.sizeOf.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { ApiKeys, ErrorCodes, type RequestHeader } from '@tidelog/protocol'
@@ -131,4 +132,35 @@ describe('throttle_time_ms over a real socket, with the quota clock held by the 
     expect(account).toMatchObject({ user: '', clientId: 'raw', bound: BOUND, violations: 2, windowTotal: 3 * small + big, windowMs: 11_200 })
     expect(account.samples).toEqual([{ startMs: 0, value: 2 * small + big }, { startMs: 11_200, value: small }])
   }, 20_000)
+
+  it('a fetch is counted as Kafka counts it: its response body plus 4 (FetchResponse.sizeOf), empty answers too', async () => {
+    broker = await startBroker({ port: 0, dataDir: tempDir(), logLevel: 'error', quotaClock: () => 0 })
+    const c = await RawClient.connect(broker.port)
+    clients.push(c)
+    const created = await c.request(ApiKeys.CreateTopics, 7, { topics: [{ name: 'f', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 5000, validateOnly: false })
+    expect(created.topics[0].errorCode).toBe(ErrorCodes.NONE)
+    const set = await c.request(ApiKeys.AlterClientQuotas, 1, {
+      entries: [{ entity: [{ entityType: 'client-id', entityName: 'raw' }], ops: [{ key: 'consumer_byte_rate', value: 1e9, remove: false }] }],
+      validateOnly: false,
+    })
+    expect(set.entries[0].errorCode).toBe(ErrorCodes.NONE)
+    expect((await c.request(ApiKeys.Produce, 9, produceBody('f', 5000))).responses[0].partitionResponses[0].errorCode).toBe(ErrorCodes.NONE)
+    // What reaches the socket: the size prefix, the v12 response header (correlation id and a
+    // tagged-field byte), the body. Kafka counts the body plus 4.
+    let received = 0
+    c.socket.on('data', (chunk: Buffer) => void (received += chunk.length))
+    const fetch = (offset: bigint) =>
+      c.request(ApiKeys.Fetch, 12, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1_000_000, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: 'f', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_000_000 }] }],
+        forgottenTopicsData: [], rackId: '',
+      })
+    const full = await fetch(0n)
+    expect(full.responses[0].partitions[0].records.length).toBeGreaterThan(5000)
+    const fullBytes = received
+    expect(broker.quotaAccounts().find((a) => a.type === 'fetch')!.recorded).toBe(fullBytes - 5)
+    const empty = await fetch(1n)
+    expect(empty.responses[0].partitions[0].records?.length ?? 0).toBe(0)
+    expect(broker.quotaAccounts().find((a) => a.type === 'fetch')!.recorded).toBe(fullBytes - 5 + (received - fullBytes - 5))
+  })
 })
