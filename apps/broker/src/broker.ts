@@ -23,6 +23,7 @@ import { TlsContextProvider } from './security/tls.js'
 import { QuotaStore } from './quotas/store.js'
 import { QuotaManager, type SensorAccount } from './quotas/manager.js'
 import { RequestThrottler } from './quotas/enforcer.js'
+import { GuardedQuotaCallback, loadQuotaCallback } from './quotas/callback.js'
 import { ConnectionRateQuota } from './quotas/connection-rate.js'
 import { TopicRegistry, readTopicsFile } from './topics.js'
 import { TransactionCoordinator } from './txn/coordinator.js'
@@ -39,6 +40,8 @@ export interface BrokerOptions extends Partial<BrokerConfig> {
   groups?: CoordinatorOptions
   /** The log's file calls (default node:fs); tests pass one that fails or stalls to exercise storage faults. */
   fs?: LogFileSystem
+  /** The client quotas' clock in ms (default performance.now); tests pass one they move, to check the accounting exactly. */
+  quotaClock?: () => number
 }
 
 /** One open listener as `startBroker()` reports it. */
@@ -116,7 +119,7 @@ function loadMeta(dataDir: string, nodeId: number): string {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, ...rest } = options
+  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, quotaClock, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
@@ -124,6 +127,16 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
   checkDataDirFormat(dataDir, logger)
   // create.topic.policy / alter.config.policy: a module that cannot be used stops startup here.
   await loadPolicies(config)
+  // client.quota.callback.class (KIP-257): likewise.
+  let quotaCallback: GuardedQuotaCallback | undefined
+  if (config.clientQuotaCallbackClass !== undefined) {
+    try {
+      quotaCallback = new GuardedQuotaCallback(await loadQuotaCallback(config.clientQuotaCallbackClass, config), logger, () => performance.now())
+    } catch (err) {
+      await closePolicies(config, logger)
+      throw err
+    }
+  }
   const appends = new AppendNotifier()
   // Read before the logs open: a deletion that never committed is undone by what it still lists.
   const storedTopics = readTopicsFile(dataDir, logger)
@@ -225,7 +238,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     const quotaStore = new QuotaStore({ dataDir, logs })
     const quotaWindow = { samples: config.quotaWindowNum, windowMs: config.quotaWindowSizeSeconds * 1000 }
     const controllerWindow = { samples: config.controllerQuotaWindowNum, windowMs: config.controllerQuotaWindowSizeSeconds * 1000 }
-    quotas = new QuotaManager(quotaStore, quotaWindow, undefined, controllerWindow)
+    quotas = new QuotaManager(quotaStore, quotaWindow, quotaClock, controllerWindow, quotaCallback)
     if (web !== undefined) web.metrics.quotaAccounts = quotas.accounts.bind(quotas)
     if (web !== undefined && tls !== undefined) web.metrics.tlsStatus = () => tls.status()
     server = new KafkaServer({
@@ -248,6 +261,8 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     for (const l of listeners) {
       logger.info(`listener ${l.name} (${l.protocol}) on ${l.host}:${l.port}, advertised as ${l.advertised.host}:${l.advertised.port}`)
     }
+
+    quotas.clusterMetadata({ clusterId, nodes: [{ id: config.nodeId, host: advertised.host, port: advertised.port }] })
 
     const consoleInfo = await web?.listen(config.consolePort!, { security, listeners: listenerSpecs, ...(authorizer !== undefined ? { authorizer } : {}) })
 
@@ -280,6 +295,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
           await store.close()
           await logs.close()
           await closePolicies(config, logger)
+          await quotaCallback?.close()
           logger.info('shut down cleanly')
         })()
         return closing
@@ -293,6 +309,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     await offsets?.close().catch(() => {})
     await logs.close().catch(() => {})
     await closePolicies(config, logger)
+    await quotaCallback?.close()
     throw err
   }
 }

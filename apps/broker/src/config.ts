@@ -167,6 +167,8 @@ export interface BrokerConfig {
   controllerQuotaWindowNum: number
   /** Kafka's controller.quota.window.size.seconds: the length of one of those samples. */
   controllerQuotaWindowSizeSeconds: number
+  /** Kafka's client.quota.callback.class (KIP-257): a module whose ClientQuotaCallback decides produce, fetch, request and controller mutation quotas (quotas/callback.ts). */
+  clientQuotaCallbackClass: string | undefined
   /** Kafka's sasl.server.callback.handler.class: here a JavaScript module whose authenticate({ username, password, listener }) decides PLAIN logins. */
   saslServerCallbackHandlerClass: string | undefined
   /**
@@ -270,6 +272,7 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   quotaWindowSizeSeconds: 1,
   controllerQuotaWindowNum: 11,
   controllerQuotaWindowSizeSeconds: 1,
+  clientQuotaCallbackClass: undefined,
   saslServerCallbackHandlerClass: undefined,
   listenerNameConfigs: Object.freeze({}),
 })
@@ -386,6 +389,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'quotaWindowNum', flag: 'quota-window-num', env: 'TIDELOG_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a client quota rate is measured over (quota.window.num)' },
   { key: 'controllerQuotaWindowNum', flag: 'controller-quota-window-num', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_NUM', kind: { type: 'int', min: 1, max: 1000 }, help: 'samples a controller_mutation_rate is measured over (controller.quota.window.num, KIP-599)' },
   { key: 'controllerQuotaWindowSizeSeconds', flag: 'controller-quota-window-size-seconds', env: 'TIDELOG_CONTROLLER_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one controller mutation quota sample in seconds (controller.quota.window.size.seconds)' },
+  { key: 'clientQuotaCallbackClass', flag: 'client-quota-callback-class', env: 'TIDELOG_CLIENT_QUOTA_CALLBACK_CLASS', kind: { type: 'string', nonEmpty: true }, help: 'module (path or package) whose default export is a ClientQuotaCallback (KIP-257) deciding produce, fetch, request and controller mutation quotas' },
   { key: 'saslServerCallbackHandlerClass', flag: 'sasl-server-callback-handler-class', env: 'TIDELOG_SASL_SERVER_CALLBACK_HANDLER_CLASS', kind: { type: 'string', nonEmpty: true }, help: 'path of a JS module exporting authenticate({ username, password, listener }) that decides PLAIN logins' },
   { key: 'quotaWindowSizeSeconds', flag: 'quota-window-size-seconds', env: 'TIDELOG_QUOTA_WINDOW_SIZE_SECONDS', kind: { type: 'int', min: 1, max: 3600 }, help: 'length of one quota sample in seconds (quota.window.size.seconds)' },
 ]

@@ -72,26 +72,39 @@ export class PolicyLoadError extends Error {
   override readonly name = 'PolicyLoadError'
 }
 
-async function load<T extends { validate: unknown }>(setting: string, specifier: string, config: BrokerConfig): Promise<T> {
+/** What a plugin module must export: used in the load errors, and the method that proves the shape. */
+export interface PluginShape {
+  readonly kind: string
+  readonly method: string
+  readonly error: new (message: string) => Error
+}
+const POLICY: PluginShape = { kind: 'policy', method: 'validate', error: PolicyLoadError }
+
+/**
+ * Loads a Kafka-style plugin (a policy, client.quota.callback.class): a module whose default
+ * export is a class (constructed once, no arguments) or an object, with `shape.method`;
+ * configure(config) is called once, as Kafka's Configurable.
+ */
+export async function loadPlugin<T>(setting: string, specifier: string, config: BrokerConfig, shape: PluginShape = POLICY): Promise<T> {
   const url = specifier.startsWith('.') || isAbsolute(specifier) ? pathToFileURL(resolve(specifier)).href : specifier
   let mod: { default?: unknown }
   try {
     mod = (await import(url)) as { default?: unknown }
   } catch (err) {
-    throw new PolicyLoadError(`${setting}: cannot load ${specifier}: ${(err as Error).message}`)
+    throw new shape.error(`${setting}: cannot load ${specifier}: ${(err as Error).message}`)
   }
   const exported = mod.default
-  let policy: unknown
+  let plugin: unknown
   try {
-    policy = typeof exported === 'function' ? new (exported as new () => unknown)() : exported
+    plugin = typeof exported === 'function' ? new (exported as new () => unknown)() : exported
   } catch (err) {
-    throw new PolicyLoadError(`${setting}: constructing the default export of ${specifier} failed: ${(err as Error).message}`)
+    throw new shape.error(`${setting}: constructing the default export of ${specifier} failed: ${(err as Error).message}`)
   }
-  if (policy === null || typeof policy !== 'object' || typeof (policy as { validate?: unknown }).validate !== 'function') {
-    throw new PolicyLoadError(`${setting}: the default export of ${specifier} is not a policy (a class or an object with validate())`)
+  if (plugin === null || typeof plugin !== 'object' || typeof (plugin as Record<string, unknown>)[shape.method] !== 'function') {
+    throw new shape.error(`${setting}: the default export of ${specifier} is not a ${shape.kind} (a class or an object with ${shape.method}())`)
   }
-  ;(policy as { configure?: (c: BrokerConfig) => void }).configure?.(config)
-  return policy as T
+  ;(plugin as { configure?: (c: BrokerConfig) => void }).configure?.(config)
+  return plugin as T
 }
 
 /** The broker's policies, by its config object: loaded by startBroker, read by the handlers. */
@@ -99,8 +112,8 @@ const loaded = new WeakMap<BrokerConfig, Policies>()
 
 export async function loadPolicies(config: BrokerConfig): Promise<void> {
   const p: Policies = {}
-  if (config.createTopicPolicyClassName !== undefined) p.createTopic = await load<CreateTopicPolicy>('create.topic.policy.class.name', config.createTopicPolicyClassName, config)
-  if (config.alterConfigPolicyClassName !== undefined) p.alterConfig = await load<AlterConfigPolicy>('alter.config.policy.class.name', config.alterConfigPolicyClassName, config)
+  if (config.createTopicPolicyClassName !== undefined) p.createTopic = await loadPlugin<CreateTopicPolicy>('create.topic.policy.class.name', config.createTopicPolicyClassName, config)
+  if (config.alterConfigPolicyClassName !== undefined) p.alterConfig = await loadPlugin<AlterConfigPolicy>('alter.config.policy.class.name', config.alterConfigPolicyClassName, config)
   loaded.set(config, p)
 }
 

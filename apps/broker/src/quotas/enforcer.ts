@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
-import { ApiKeys, type FetchRequest, type FetchResponse, type RequestHeader } from '@tidelog/protocol'
+import { ApiKeys, type FetchRequest, type FetchResponse, type RequestHeader, responseHeaderVersion } from '@tidelog/protocol'
+import { encodeResponseChunks } from '../response-frame.js'
 import type { QuotaManager } from './manager.js'
 import { type RequestMutationQuota, STRICT_SINCE_VERSION } from './mutations.js'
 
@@ -17,6 +18,8 @@ export interface QuotaClient {
 /** One request's quota bookkeeping, from dispatch to answer. */
 export interface QuotaTicket {
   readonly who: QuotaClient
+  /** The request's version: a fetch is counted by the size of its response in that version. */
+  readonly version: number
   /** Throttle already owed when it was read (a produce over its byte rate). */
   readonly owedMs: number
   /** The handler's synchronous time, set by the server. */
@@ -32,7 +35,7 @@ export const quotaClient = (principal: string, clientId: string | null): QuotaCl
 
 /**
  * Where the request path meets the quotas, as KafkaApis does it: produce counts the request's
- * bytes, fetch the response's record bytes (and asks for no more than one quota window can
+ * bytes, fetch the response's size (and asks for no more records than one quota window can
  * hold), every request its handler time against request_percentage. The throttle is the
  * larger of the byte and time throttles; it goes into throttle_time_ms and the server mutes
  * the connection for that long (KIP-219).
@@ -46,13 +49,13 @@ export class RequestThrottler {
     const who = quotaClient(principal, header.clientId)
     const strictFrom = STRICT_SINCE_VERSION.get(header.apiKey)
     const mutations = strictFrom === undefined ? undefined : this.quotas.mutationQuota(who.user, who.clientId, header.apiVersion >= strictFrom)
-    return { who, owedMs: this.admit(header.apiKey, request, requestBytes, who), handlerMs: 0, mutations }
+    return { who, version: header.apiVersion, owedMs: this.admit(header.apiKey, request, requestBytes, who), handlerMs: 0, mutations }
   }
 
   /** Ends it: records the rest; answers the response to send and the throttle (see settle). */
   finish(ticket: QuotaTicket, apiKey: number, response: unknown): { response: unknown; throttleMs: number } {
     // As sendResponseMaybeThrottleWithControllerQuota: the larger of the mutation and the other throttles.
-    return this.settle(apiKey, response, ticket.handlerMs, ticket.who, Math.max(ticket.owedMs, ticket.mutations?.throttleMs() ?? 0))
+    return this.settle(apiKey, ticket.version, response, ticket.handlerMs, ticket.who, Math.max(ticket.owedMs, ticket.mutations?.throttleMs() ?? 0))
   }
 
   /**
@@ -72,16 +75,16 @@ export class RequestThrottler {
   }
 
   /**
-   * After the handler: records its time (and a fetch's record bytes) and answers the throttle
+   * After the handler: records its time (and a fetch's response size) and answers the throttle
    * and the response to send. A throttled fetch is answered empty and its bytes unrecorded, as
    * Kafka does, so the data is fetched again once the throttle is over.
    */
-  private settle(apiKey: number, response: unknown, handlerMs: number, who: QuotaClient, owed: number): { response: unknown; throttleMs: number } {
+  private settle(apiKey: number, version: number, response: unknown, handlerMs: number, who: QuotaClient, owed: number): { response: unknown; throttleMs: number } {
     if (EXEMPT.has(apiKey)) return { response, throttleMs: 0 }
     let bytesThrottle = owed
     let fetchBytes = 0
     if (apiKey === ApiKeys.Fetch && response !== undefined) {
-      fetchBytes = fetchedBytes(response as FetchResponse)
+      fetchBytes = fetchResponseBytes(response as FetchResponse, version)
       bytesThrottle = this.quotas.record('fetch', who.user, who.clientId, fetchBytes)
     }
     const timeThrottle = this.quotas.record('request', who.user, who.clientId, handlerMs * PERCENT_PER_MS)
@@ -98,13 +101,25 @@ export class RequestThrottler {
   }
 }
 
-function fetchedBytes(res: FetchResponse): number {
-  let n = 0
-  for (const t of res.responses) for (const p of t.partitions) n += p.records?.length ?? 0
-  return n
+/**
+ * What Kafka counts against consumer_byte_rate: FetchResponse.sizeOf, the response body's size
+ * plus 4, partition headers and empty fetches included, not only the records. The frame we
+ * would send is that plus the response header (correlation id; a tagged-field byte when
+ * flexible). Records are spliced, not copied, so measuring costs the metadata's encoding.
+ */
+function fetchResponseBytes(res: FetchResponse, version: number): number {
+  let frame = 0
+  for (const chunk of encodeResponseChunks(ApiKeys.Fetch, version, 0, res)) frame += chunk.length
+  return frame - 4 - (responseHeaderVersion(ApiKeys.Fetch, version) === 1 ? 1 : 0)
 }
 
-/** A timer that keeps the latest of the deadlines it is given (a longer mute extends a shorter one). */
+/**
+ * A timer that keeps the latest of the deadlines it is given (a longer mute extends a shorter
+ * one). Latest, not summed: every throttle is the time until the same sensor's rate is back at
+ * its bound, so two answered close together cover the same wait. Kafka never has two on one
+ * channel (it reads the next request only after the mute); here the mute starts when a produce
+ * over its quota is dispatched, before anything behind it is read, so the same holds.
+ */
 export class MuteTimer {
   private timer: NodeJS.Timeout | undefined
   private until = 0

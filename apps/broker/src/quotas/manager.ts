@@ -1,6 +1,7 @@
+import type { GuardedQuotaCallback } from './callback.js'
 import { MutationSensor, RequestMutationQuota } from './mutations.js'
 import { QuotaSensor, type WindowConfig } from './rate.js'
-import type { QuotaEntity, QuotaStore } from './store.js'
+import { type QuotaEntity, type QuotaStore, entityKey } from './store.js'
 
 /** The client quota types Kafka's QuotaFactory makes a ClientQuotaManager for, by their config key. */
 export const CLIENT_QUOTA_TYPES = {
@@ -11,6 +12,11 @@ export const CLIENT_QUOTA_TYPES = {
 export type ClientQuotaType = keyof typeof CLIENT_QUOTA_TYPES
 /** KIP-599's quota on partitions created and deleted, counted in a token bucket (mutations.ts). */
 export const MUTATION_QUOTA_KEY = 'controller_mutation_rate'
+/** Every quota a (user, client-id) is counted against, with its config key. */
+export type QuotaKind = ClientQuotaType | 'mutation'
+const QUOTA_KEYS: Readonly<Record<QuotaKind, string>> = { ...CLIENT_QUOTA_TYPES, mutation: MUTATION_QUOTA_KEY }
+type Tags = Readonly<Record<string, string>>
+const sensorId = (kind: QuotaKind, tags: Tags): string => `${kind}\u0000${JSON.stringify(Object.entries(tags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`
 
 const SENSOR_EXPIRY_MS = 3600_000
 const SWEEP_EVERY_MS = 60_000
@@ -23,10 +29,12 @@ export interface QuotaTags {
 
 /** What the broker has counted for one sensor: exposed for tests, /metrics and the console. */
 export interface SensorAccount {
-  type: ClientQuotaType | 'mutation'
+  type: QuotaKind
   user: string
   clientId: string
   bound: number
+  /** The sensor's metric tags (user and client-id; whatever a client.quota.callback.class answers). */
+  tags: Tags
   /** The windowed rate now (per second; request: percent of one thread). */
   rate: number
   /** Sum of the samples inside the window and the time that window spans. */
@@ -53,10 +61,16 @@ export interface SensorAccount {
  * shared by all of that user's clients. Quotas change at once: a change drops the sensors so
  * the next request resolves again (Kafka updates the bound of live sensors; a fresh window is
  * the simpler equivalent for a single broker, and loses at most one window of history).
+ *
+ * With a client.quota.callback.class (KIP-257, callback.ts) the callback's tags choose the
+ * sensor and its quotaLimit the bound for produce, fetch, request and controller mutations
+ * (Kafka's ControllerMutationQuotaManager is a ClientQuotaManager too); every request is
+ * counted (Kafka's CUSTOM_QUOTAS), and a quota change or quotaResetRequired updates the bounds
+ * of the live sensors in place, as Kafka's updateQuotaMetricConfigs does.
  */
 export class QuotaManager {
-  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: QuotaTags; sensor: QuotaSensor; lastMs: number }>()
-  private readonly mutationSensors = new Map<string, { tags: QuotaTags; sensor: MutationSensor; lastMs: number }>()
+  private readonly sensors = new Map<string, { type: ClientQuotaType; tags: Tags; sensor: QuotaSensor; lastMs: number }>()
+  private readonly mutationSensors = new Map<string, { tags: Tags; sensor: MutationSensor; lastMs: number }>()
   /** The quota keys set on some user or client-id entity: the others are not even resolved. */
   private readonly enabled = new Set<string>()
   private lastSweepMs = 0
@@ -68,6 +82,7 @@ export class QuotaManager {
     private readonly now: () => number = () => performance.now(),
     /** controller.quota.window.num / .size.seconds: KIP-599's own windows for controller_mutation_rate. */
     readonly controllerWindow: WindowConfig = window,
+    private readonly callback?: GuardedQuotaCallback,
   ) {
     this.maxRequestThrottleMs = window.windowMs
     store.onChange(() => this.changed())
@@ -77,13 +92,67 @@ export class QuotaManager {
   /** Some client quota is set (Kafka's quotasEnabled): without one nothing is counted at all. */
   active = false
 
+  /** What the callback was last told, by entity and quota kind (to tell it only what changed). */
+  private told = new Map<string, { kind: QuotaKind; entity: QuotaEntity; value: number }>()
+
   private changed(): void {
-    this.sensors.clear()
-    this.mutationSensors.clear()
     this.enabled.clear()
-    const keys = [...Object.values(CLIENT_QUOTA_TYPES), MUTATION_QUOTA_KEY] as string[]
+    const keys = Object.values(QUOTA_KEYS)
     for (const e of this.store.all()) if (!('ip' in e.entity)) for (const k of keys) if (e.values.has(k)) this.enabled.add(k)
-    this.active = this.enabled.size > 0
+    this.active = this.callback !== undefined || this.enabled.size > 0
+    if (this.callback === undefined) {
+      this.sensors.clear()
+      this.mutationSensors.clear()
+      return
+    }
+    const now = new Map<string, { kind: QuotaKind; entity: QuotaEntity; value: number }>()
+    for (const e of this.store.all()) {
+      if ('ip' in e.entity) continue
+      for (const kind of Object.keys(QUOTA_KEYS) as QuotaKind[]) {
+        const value = e.values.get(QUOTA_KEYS[kind])
+        if (value !== undefined) now.set(`${kind}\u0000${entityKey(e.entity)}`, { kind, entity: e.entity, value })
+      }
+    }
+    for (const [id, q] of now) if (this.told.get(id)?.value !== q.value) this.callback.update(q.kind, q.entity, q.value)
+    for (const [id, q] of this.told) if (!now.has(id)) this.callback.remove(q.kind, q.entity)
+    this.told = now
+    this.refreshBounds()
+  }
+
+  /** Asks the callback again for the bound of each live sensor (of one kind, or all). */
+  private refreshBounds(kind?: QuotaKind): void {
+    for (const e of this.sensors.values()) {
+      if (kind !== undefined && e.type !== kind) continue
+      const bound = this.callback?.limit(e.type, e.tags)
+      if (bound !== undefined) e.sensor.bound = bound
+    }
+    if (kind !== undefined && kind !== 'mutation') return
+    for (const [id, e] of this.mutationSensors) {
+      const bound = this.callback?.limit('mutation', e.tags)
+      // A bucket without a bound would hold Infinity - Infinity tokens: no quota is no bucket.
+      if (bound === Number.POSITIVE_INFINITY) this.mutationSensors.delete(id)
+      else if (bound !== undefined) e.sensor.bound = bound
+    }
+  }
+
+  /**
+   * The sensor tags and bound a (user, client-id) is counted under for one kind of quota: the
+   * callback's, or the stored quotas' KIP-55 resolution (tags user and client-id, as Kafka's).
+   */
+  private counted(kind: QuotaKind, user: string, clientId: string): { tags: Tags; bound: () => number | undefined } | undefined {
+    if (this.callback === undefined) {
+      const resolved = this.resolveKey(QUOTA_KEYS[kind], user, clientId)
+      if (resolved === undefined) return undefined
+      return { tags: { user: resolved.tags.user, 'client-id': resolved.tags.clientId }, bound: () => resolved.bound }
+    }
+    const tags = this.callback.tags(kind, user, clientId)
+    if (tags === undefined) return undefined
+    return { tags, bound: () => this.callback!.limit(kind, tags) }
+  }
+
+  /** Tells a callback the cluster it runs in (Kafka: on every metadata change; here once, at start). */
+  clusterMetadata(cluster: { clusterId: string; nodes: { id: number; host: string; port: number }[] }): void {
+    this.callback?.clusterMetadata(cluster)
   }
 
   /** The sensor's tags and bound for this client (undefined: no quota applies). */
@@ -114,15 +183,18 @@ export class QuotaManager {
   }
 
   private sensorFor(type: ClientQuotaType, user: string, clientId: string): QuotaSensor | undefined {
-    const resolved = this.resolve(type, user, clientId)
-    if (resolved === undefined) return undefined
-    const id = `${type}\u0000${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    const counted = this.counted(type, user, clientId)
+    if (counted === undefined) return undefined
+    const id = sensorId(type, counted.tags)
     let entry = this.sensors.get(id)
     if (entry === undefined) {
+      const bound = counted.bound()
+      if (bound === undefined) return undefined
       this.sweep()
-      entry = { type, tags: resolved.tags, sensor: new QuotaSensor(this.window, resolved.bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
+      entry = { type, tags: counted.tags, sensor: new QuotaSensor(this.window, bound, type === 'request' ? this.maxRequestThrottleMs : Number.POSITIVE_INFINITY), lastMs: 0 }
       this.sensors.set(id, entry)
     }
+    if (this.callback?.resetRequired(type) === true) this.refreshBounds(type)
     entry.lastMs = this.now()
     return entry.sensor
   }
@@ -145,15 +217,18 @@ export class QuotaManager {
    * applies to this client; strict refuses topics, permissive (older versions) only throttles.
    */
   mutationQuota(user: string, clientId: string, strict: boolean): RequestMutationQuota | undefined {
-    const resolved = this.resolveKey(MUTATION_QUOTA_KEY, user, clientId)
-    if (resolved === undefined) return undefined
-    const id = `${resolved.tags.user}\u0000${resolved.tags.clientId}`
+    const counted = this.counted('mutation', user, clientId)
+    if (counted === undefined) return undefined
+    const id = sensorId('mutation', counted.tags)
     let entry = this.mutationSensors.get(id)
     if (entry === undefined) {
+      const bound = counted.bound()
+      if (bound === undefined || bound === Number.POSITIVE_INFINITY) return undefined
       this.sweep()
-      entry = { tags: resolved.tags, sensor: new MutationSensor(this.controllerWindow, resolved.bound, this.now()), lastMs: 0 }
+      entry = { tags: counted.tags, sensor: new MutationSensor(this.controllerWindow, bound, this.now()), lastMs: 0 }
       this.mutationSensors.set(id, entry)
     }
+    if (this.callback?.resetRequired('mutation') === true) this.refreshBounds('mutation')
     entry.lastMs = this.now()
     return new RequestMutationQuota(entry.sensor, strict, this.now)
   }
@@ -173,17 +248,18 @@ export class QuotaManager {
    * (samples - 1) windows, so a single fetch can never exceed what the quota allows.
    */
   maxValueInWindow(type: ClientQuotaType, user: string, clientId: string): number {
-    const r = this.resolve(type, user, clientId)
-    return r === undefined ? Number.POSITIVE_INFINITY : r.bound * (this.window.samples - 1) * (this.window.windowMs / 1000)
+    const bound = this.callback === undefined ? this.resolve(type, user, clientId)?.bound : this.sensorFor(type, user, clientId)?.bound
+    return bound === undefined ? Number.POSITIVE_INFINITY : bound * (this.window.samples - 1) * (this.window.windowMs / 1000)
   }
 
   /** What has been counted, sensor by sensor. */
   accounts(): SensorAccount[] {
     const now = this.now()
-    const rates = [...this.sensors.values()].map(({ type, tags, sensor }): SensorAccount => ({
+    const account = (type: QuotaKind, tags: Tags, sensor: QuotaSensor | MutationSensor): SensorAccount => ({
       type,
-      user: tags.user,
-      clientId: tags.clientId,
+      user: tags.user ?? '',
+      clientId: tags['client-id'] ?? '',
+      tags,
       bound: sensor.bound,
       rate: sensor.rate.rate(now),
       windowTotal: sensor.rate.total(now),
@@ -193,22 +269,11 @@ export class QuotaManager {
       violations: sensor.violations,
       throttledMs: sensor.throttledMs,
       throttleTimeAvg: sensor.throttles.average(now),
-    }))
-    const mutations = [...this.mutationSensors.values()].map(({ tags, sensor }): SensorAccount => ({
-      type: 'mutation',
-      user: tags.user,
-      clientId: tags.clientId,
-      bound: sensor.bound,
-      rate: sensor.rate.rate(now),
-      windowTotal: sensor.rate.total(now),
-      windowMs: sensor.rate.windowSizeMs(now),
-      samples: sensor.rate.snapshot(now),
-      recorded: sensor.recorded,
-      violations: sensor.violations,
-      throttledMs: sensor.throttledMs,
-      throttleTimeAvg: sensor.throttles.average(now),
-      tokens: sensor.remaining(now),
-    }))
-    return [...rates, ...mutations]
+      ...(sensor instanceof MutationSensor ? { tokens: sensor.remaining(now) } : {}),
+    })
+    return [
+      ...[...this.sensors.values()].map((e) => account(e.type, e.tags, e.sensor)),
+      ...[...this.mutationSensors.values()].map((e) => account('mutation', e.tags, e.sensor)),
+    ]
   }
 }

@@ -1,10 +1,18 @@
 /**
  * Kafka's windowed rate (org.apache.kafka.common.metrics.stats.Rate over a SampledStat), the
- * measure every client quota is checked against: `samples` windows of `windowMs` each
- * (quota.window.num, 11, and quota.window.size.seconds, 1). A rate is the sum of the samples
- * still inside the window divided by the time they cover, where that time is never less than
- * samples - 1 full windows; a fresh client therefore gets (samples - 1) windows' worth of
- * quota as a burst before it is throttled, exactly as on Kafka.
+ * measure every client quota is checked against: windows of `windowMs` each (quota.window.num,
+ * 11, and quota.window.size.seconds, 1). A rate is the sum of the samples kept divided by the
+ * time they cover, where that time is never less than samples - 1 full windows; a fresh client
+ * therefore gets (samples - 1) windows' worth of quota as a burst before it is throttled,
+ * exactly as on Kafka.
+ *
+ * As Kafka since 3.8 (apache/kafka#15889, "Fix rate metric spikes"): one sample more than
+ * quota.window.num is kept, a sample is dropped only once its LAST event is a full
+ * samples x window old (not its start), and the time measured runs from the oldest kept
+ * sample's start. Dropping a sample by its start time (Kafka before 3.8, and this broker until
+ * the Q1 benchmark found it) throws the first burst out while later windows still hold little,
+ * so every 11 s the measured rate falls off a cliff and another burst of ~10 windows goes
+ * through: a greedy producer then got 1.8x its quota over 12 s, Kafka 4.4 0.97x.
  */
 export interface WindowConfig {
   /** quota.window.num */
@@ -15,6 +23,8 @@ export interface WindowConfig {
 
 interface Sample {
   startMs: number
+  /** When the last value was recorded in it: what expiry is measured from. */
+  lastEventMs: number
   value: number
   events: number
 }
@@ -30,6 +40,7 @@ export class SampledRate {
     if (nowMs - sample.startMs >= this.config.windowMs) sample = this.advance(nowMs)
     sample.value += value
     sample.events++
+    sample.lastEventMs = nowMs
   }
 
   /** Takes back a recorded value (Kafka unrecords a throttled fetch, whose data is not sent). */
@@ -62,6 +73,7 @@ export class SampledRate {
   /** The time the rate is measured over, in ms (Rate.windowSize). */
   windowSizeMs(nowMs: number): number {
     this.purge(nowMs)
+    // Can exceed samples x window: a sample overlapping the window is kept whole.
     let elapsed = nowMs - this.oldest(nowMs).startMs
     const full = Math.floor(elapsed / this.config.windowMs)
     const minFull = this.config.samples - 1
@@ -81,14 +93,15 @@ export class SampledRate {
   }
 
   private currentSample(nowMs: number): Sample {
-    if (this.samples.length === 0) this.samples.push({ startMs: nowMs, value: 0, events: 0 })
+    if (this.samples.length === 0) this.samples.push(fresh(nowMs))
     return this.samples[this.current]!
   }
 
   private advance(nowMs: number): Sample {
-    this.current = (this.current + 1) % this.config.samples
+    // samples + 1 slots: the oldest may still overlap the window while a new one starts.
+    this.current = (this.current + 1) % (this.config.samples + 1)
     if (this.current >= this.samples.length) {
-      const s = { startMs: nowMs, value: 0, events: 0 }
+      const s = fresh(nowMs)
       this.samples.push(s)
       return s
     }
@@ -98,7 +111,7 @@ export class SampledRate {
   }
 
   private oldest(nowMs: number): Sample {
-    if (this.samples.length === 0) this.samples.push({ startMs: nowMs, value: 0, events: 0 })
+    if (this.samples.length === 0) this.samples.push(fresh(nowMs))
     let oldest = this.samples[0]!
     for (const s of this.samples) if (s.startMs < oldest.startMs) oldest = s
     return oldest
@@ -106,12 +119,15 @@ export class SampledRate {
 
   private purge(nowMs: number): void {
     const expireAge = this.config.samples * this.config.windowMs
-    for (const s of this.samples) if (nowMs - s.startMs >= expireAge) reset(s, nowMs)
+    for (const s of this.samples) if (nowMs - s.lastEventMs >= expireAge) reset(s, nowMs)
   }
 }
 
+const fresh = (nowMs: number): Sample => ({ startMs: nowMs, lastEventMs: nowMs, value: 0, events: 0 })
+
 function reset(s: Sample, nowMs: number): void {
   s.startMs = nowMs
+  s.lastEventMs = nowMs
   s.value = 0
   s.events = 0
 }
