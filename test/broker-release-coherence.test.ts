@@ -44,6 +44,11 @@ const BELOW_4_0 = new Map<number, string>([
  */
 const SHARE_RELEASE = '4.4.0'
 const SHARE_APIS: readonly number[] = [ApiKeys.ShareGroupHeartbeat, ApiKeys.ShareGroupDescribe, ApiKeys.ShareFetch, ApiKeys.ShareAcknowledge]
+/**
+ * Also served as Kafka 4.4.0 serves it: ListConfigResources v1 (KIP-1142, Kafka 4.1; 4.0 had only
+ * v0, ListClientMetricsResources), which Kafka 4.4's kafka-configs.sh and kafka-client-metrics.sh ask for.
+ */
+const LATER_APIS: readonly number[] = [...SHARE_APIS, ApiKeys.ListConfigResources]
 // Produce v12 means transaction version 2; it comes with EndTxn v5 or not at all.
 if (!servesTv2) BELOW_4_0.set(ApiKeys.Produce, 'v12 is served with EndTxn v5 (transaction.version 2), not before')
 
@@ -52,7 +57,7 @@ describe(`the broker presents as Apache Kafka ${RELEASE}`, () => {
     const kafkaRanges = new Map(golden(3).apiKeys.map((k) => [k.apiKey, k]))
     expect(ours.length).toBeGreaterThanOrEqual(20)
     for (const api of ours) {
-      if (SHARE_APIS.includes(api.apiKey)) continue
+      if (LATER_APIS.includes(api.apiKey)) continue
       const theirs = kafkaRanges.get(api.apiKey)
       const name = getApi(api.apiKey)?.name ?? String(api.apiKey)
       expect(theirs, `${name} is not served by Kafka ${RELEASE}`).toBeDefined()
@@ -68,9 +73,9 @@ describe(`the broker presents as Apache Kafka ${RELEASE}`, () => {
     for (const key of BELOW_4_0.keys()) expect(maxOf(key), `${getApi(key)?.name} is listed in BELOW_4_0 but not served`).toBeGreaterThan(-1)
   })
 
-  it(`the KIP-932 share-group APIs are served as Kafka ${SHARE_RELEASE} serves them`, () => {
+  it(`the KIP-932 share-group APIs and ListConfigResources are served as Kafka ${SHARE_RELEASE} serves them`, () => {
     const kafkaRanges = new Map(golden(3, SHARE_RELEASE).apiKeys.map((k) => [k.apiKey, k]))
-    for (const key of SHARE_APIS) {
+    for (const key of LATER_APIS) {
       const name = getApi(key)!.name
       const api = ours.find((a) => a.apiKey === key)
       expect(api, `${name} served`).toBeDefined()

@@ -8,6 +8,8 @@
  *   read-only broker config;
  * - kafka-topics.sh (TopicCommand) --create --config and --alter --partitions, then --describe;
  * - kafka-configs.sh --entity-type groups (KIP-848 group configs): --alter, --describe --all, a refusal;
+ * - kafka-configs.sh --describe --entity-type groups (every group) and kafka-client-metrics.sh --list,
+ *   which list config resources with ListConfigResources (KIP-1142);
  * - kafka-log-dirs.sh (LogDirsCommand) --describe: the same JSON shape and partitions;
  * - kafka-topics.sh --create against a tidelog broker with a create.topic.policy module: Kafka's
  *   PolicyViolationException with the policy's message (tidelog only: Kafka's policy is a Java class).
@@ -17,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBroker, type Broker } from '@tidelog/broker'
+import { Admin } from '@tidelog/client'
 import { KAFKA_VERSIONS, javaTool, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, recordsPeers } from '../helpers/peers.js'
 
@@ -24,6 +27,7 @@ const version = KAFKA_VERSIONS.latest
 const CONFIGS = 'org.apache.kafka.tools.ConfigCommand'
 const TOPICS = 'org.apache.kafka.tools.TopicCommand'
 const LOG_DIRS = 'org.apache.kafka.tools.LogDirsCommand'
+const CLIENT_METRICS = 'org.apache.kafka.tools.ClientMetricsCommand'
 
 interface Target {
   name: string
@@ -196,6 +200,48 @@ describe(`Kafka ${version}'s kafka-configs.sh, kafka-topics.sh and kafka-log-dir
     const why = (out: string) => lines(out).find((l) => l.startsWith('Caused by'))
     expect(why(bad.kafka.out)).toBe('Caused by: org.apache.kafka.common.errors.InvalidConfigurationException: consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.')
     expect(why(bad.tidelog.out)).toEqual(why(bad.kafka.out))
+  })
+
+  it('kafka-configs.sh --describe --entity-type groups lists groups that only have configs, and kafka-client-metrics.sh --list works (ListConfigResources, KIP-1142)', async (ctx) => {
+    if (skip) return ctx.skip()
+    // A group nobody joined is known only as a config resource: without ListConfigResources v1
+    // the tool (which falls back to ListGroups) would not list it.
+    // Set and listed by @tidelog/client's Admin on both (no JVM): the same resources from both brokers.
+    const admins = targets.map((t) => new Admin({ brokers: [t.bootstrap] }))
+    try {
+      const resources = await Promise.all(
+        admins.map(async (admin) => {
+          await admin.incrementalAlterConfigs([{ type: 'group', name: 'config-only-group', configs: [{ name: 'consumer.heartbeat.interval.ms', value: '6000' }] }])
+          const listed = await admin.listConfigResources(['group', 'broker', 'broker-logger'])
+          return listed.map((r) => `${r.type}:${r.name}`).sort()
+        }),
+      )
+      expect(resources[0]).toEqual(expect.arrayContaining(['group:config-only-group', 'broker:1', 'broker-logger:1']))
+      expect(resources[1]).toEqual(resources[0])
+    } finally {
+      await Promise.all(admins.map((a) => a.close()))
+    }
+    const listed = await both(CONFIGS, ['--describe', '--entity-type', 'groups'])
+    expect([listed.kafka.ok, listed.tidelog.ok]).toEqual([true, true])
+    // One block per group; Kafka lists its config resources in hash order, so blocks are compared by group.
+    const blocks = (out: string) => {
+      const byHeader = new Map<string, string[]>()
+      let current: string[] = []
+      for (const l of lines(out)) {
+        if (l.startsWith(' ')) current.push(l)
+        else byHeader.set(l, (current = []))
+      }
+      return byHeader
+    }
+    expect(blocks(listed.kafka.out).get('Dynamic configs for group config-only-group are:')).toEqual([
+      '  consumer.heartbeat.interval.ms=6000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.heartbeat.interval.ms=6000, DEFAULT_CONFIG:group.consumer.heartbeat.interval.ms=5000}',
+    ])
+    expect(blocks(listed.tidelog.out)).toEqual(blocks(listed.kafka.out))
+    // No client-metrics subscription exists on either: the same empty list, not an UnsupportedVersionException.
+    const metrics = await both(CLIENT_METRICS, ['--list'])
+    expect(metrics.kafka).toEqual({ ok: true, out: expect.any(String) })
+    expect(lines(metrics.tidelog.out)).toEqual(lines(metrics.kafka.out))
+    expect(metrics.tidelog.ok).toBe(true)
   })
 
   it('kafka-topics.sh --create refused by a create.topic.policy module prints Kafka\'s PolicyViolationException with its message', async (ctx) => {

@@ -209,6 +209,11 @@ export class DynamicConfigStore {
     return this.stored.groups.get(groupId) ?? {}
   }
 
+  /** The groups that have configs (Kafka's GroupConfigManager.groupIds, which ListConfigResources lists). */
+  groupIds(): string[] {
+    return [...this.stored.groups.keys()]
+  }
+
   /** Replaces a group's configs; resolves when the file holding them is durable. */
   replaceGroup(groupId: string, configs: Record<string, string>): Promise<void> {
     if (Object.keys(configs).length === 0) this.stored.groups.delete(groupId)

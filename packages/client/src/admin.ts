@@ -8,6 +8,7 @@ import { alterConfigs, describeConfigs } from './admin/configs.js'
 import { type UserScramCredentialAlteration, type UserScramCredentialsDescription, alterUserScramCredentials, describeUserScramCredentials } from './admin/scram.js'
 import { incrementalAlterConfigs, replaceConfigs } from './admin/config-changes.js'
 import { describeLogDirs } from './admin/log-dirs.js'
+import { type ListedConfigResource, listConfigResources } from './admin/config-resources.js'
 import { type PartitionReassignment, type PartitionReassignmentTarget, alterPartitionReassignments, listPartitionReassignments } from './admin/reassignments.js'
 import { alterOffsets, deleteGroups, describeGroups, fetchOffsets, listGroups } from './admin/groups.js'
 import { deleteRecords, listOffsets, topicPartitions } from './admin/offsets.js'
@@ -20,6 +21,7 @@ import type {
   CommitOffset,
   ConfigResource,
   ConfigResourceResult,
+  ConfigResourceType,
   CreatedTopic,
   DeletedRecords,
   DeleteRecordsRequest,
@@ -252,6 +254,16 @@ export class Admin {
   listPartitionReassignments(partitions?: { topic: string; partition: number }[], options?: TimeoutOption): Promise<PartitionReassignment[]> {
     this.ensureOpen()
     return listPartitionReassignments(this.ctx, partitions, options)
+  }
+
+  /**
+   * ListConfigResources (KIP-1142, Kafka 4.1+): the config resources of `types` (default: every
+   * type the broker lists: groups with configs, client-metrics resources, brokers, broker loggers,
+   * topics); needs DESCRIBE_CONFIGS on the cluster.
+   */
+  listConfigResources(types?: ConfigResourceType[], options?: TimeoutOption): Promise<ListedConfigResource[]> {
+    this.ensureOpen()
+    return listConfigResources(this.ctx, types, options)
   }
 
   private ensureOpen(): void {

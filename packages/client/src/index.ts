@@ -31,6 +31,7 @@ export type { AclBinding, AclBindingFilter, AclOperation, AclPatternType, AclPer
 export { UserScramCredentialError } from './admin/scram.js'
 export type { ScramCredentialInfo, ScramMechanism, UserScramCredentialAlteration, UserScramCredentialDeletion, UserScramCredentialUpsertion, UserScramCredentialsDescription } from './admin/scram.js'
 export type { PartitionReassignment, PartitionReassignmentTarget } from './admin/reassignments.js'
+export type { ListedConfigResource } from './admin/config-resources.js'
 export type { ClientQuotaAlteration, ClientQuotaEntity, ClientQuotaEntry, ClientQuotaFilter, ClientQuotaFilterComponent } from './admin/quotas.js'
 export { serdes, serializeWith } from './serdes.js'
 export type { Serde, Serializer, Deserializer, SerdeContext } from './serdes.js'

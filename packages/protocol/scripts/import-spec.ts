@@ -24,16 +24,18 @@ export const API_NAMES = [
   'ListPartitionReassignments', 'DescribeClientQuotas', 'AlterClientQuotas',
   'DescribeUserScramCredentials', 'AlterUserScramCredentials',
   'ShareGroupHeartbeat', 'ShareGroupDescribe', 'ShareFetch', 'ShareAcknowledge',
+  'ListConfigResources',
 ] as const
 
 /**
  * APIs whose definitions come from a later Kafka release than the snapshot above: the KIP-932
  * share-group APIs were unstable (v0) in the 4.0 snapshot and became v1 (ShareFetch and
  * ShareAcknowledge v2) when Kafka 4.1/4.2 made share groups production-ready. Imported from the
- * directory given as the second argument (Kafka 4.4's definitions).
+ * directory given as the second argument (Kafka 4.4's definitions). ListConfigResources is the
+ * 4.0 snapshot's ListClientMetricsResources renamed, with v1 (resource types, KIP-1142, Kafka 4.1).
  */
 export const LATER_API_NAMES: ReadonlySet<string> = new Set([
-  'ShareGroupHeartbeat', 'ShareGroupDescribe', 'ShareFetch', 'ShareAcknowledge',
+  'ShareGroupHeartbeat', 'ShareGroupDescribe', 'ShareFetch', 'ShareAcknowledge', 'ListConfigResources',
 ])
 
 /**

@@ -44,7 +44,7 @@ const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
 describe('generated files', () => {
   it('are what scripts/generate.ts produces from spec/', () => {
     const files = generate()
-    expect(files.size).toBe(53)
+    expect(files.size).toBe(54)
     for (const [name, text] of files) {
       const onDisk = readFileSync(fileURLToPath(new URL(`../src/messages/${name}`, import.meta.url)), 'utf8')
       expect(onDisk, `src/messages/${name} is stale: run npm run generate -w @tidelog/protocol`).toBe(text)
@@ -54,8 +54,8 @@ describe('generated files', () => {
 })
 
 describe('api registry', () => {
-  it('has the 51 APIs by key, with Kafka names', () => {
-    expect(apis.size).toBe(51)
+  it('has the 52 APIs by key, with Kafka names', () => {
+    expect(apis.size).toBe(52)
     for (const [name, key] of Object.entries(ApiKeys)) {
       expect(getApi(key)?.name).toBe(name)
     }

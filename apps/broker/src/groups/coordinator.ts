@@ -76,7 +76,7 @@ export class GroupCoordinator {
 
   /** The group, created Empty when unknown, as a commit from outside group management creates it. */
   groupForCommit(groupId: string): Group {
-    let group = this.groups.get(groupId)
+    let group = this.liveGroup(groupId)
     if (group === undefined) {
       group = new Group(groupId, Date.now())
       this.groups.set(groupId, group)
@@ -86,7 +86,21 @@ export class GroupCoordinator {
 
   /** The group, if this coordinator knows it (tests and tooling). */
   group(groupId: string): Group | undefined {
-    return this.groups.get(groupId)
+    return this.liveGroup(groupId)
+  }
+
+  /**
+   * The group, with every member whose session deadline has passed expired
+   * first. Expiry is timer-driven, but a timer may fire late on a loaded
+   * machine; every operation that reads or changes membership goes through
+   * here, so its answer is what it would be had the timers fired on time
+   * (librdkafka's 0081 deletes a group one session timeout after its static
+   * member stopped, and must not see NON_EMPTY_GROUP).
+   */
+  private liveGroup(groupId: string, now = Date.now()): Group | undefined {
+    const group = this.groups.get(groupId)
+    if (group !== undefined) this.expireDueMembers(group, now)
+    return group
   }
 
   // --- JoinGroup ---------------------------------------------------------------------------
@@ -103,7 +117,7 @@ export class GroupCoordinator {
       return respond(joinError(req.memberId, ErrorCodes.INVALID_SESSION_TIMEOUT))
     }
     const isNewMember = req.memberId === ''
-    let group = this.groups.get(req.groupId)
+    let group = this.liveGroup(req.groupId)
     if (group === undefined) {
       // Only a member without an id may create a group.
       if (!isNewMember) return respond(joinError(req.memberId, ErrorCodes.UNKNOWN_MEMBER_ID))
@@ -424,7 +438,7 @@ export class GroupCoordinator {
   private handleSync(req: SyncRequest, respond: (r: SyncResult) => void): void {
     if (req.groupId === '') return respond(syncError(ErrorCodes.INVALID_GROUP_ID))
     if (this.closed) return respond(syncError(ErrorCodes.COORDINATOR_NOT_AVAILABLE))
-    const group = this.groups.get(req.groupId)
+    const group = this.liveGroup(req.groupId)
     if (group === undefined) return respond(syncError(ErrorCodes.UNKNOWN_MEMBER_ID))
     if (group.is(GroupState.Dead)) return respond(syncError(ErrorCodes.COORDINATOR_NOT_AVAILABLE))
     let error = this.validateMember(group, req.memberId, req.groupInstanceId)
@@ -495,7 +509,7 @@ export class GroupCoordinator {
 
   heartbeat(ref: MemberRef): number {
     if (ref.groupId === '') return ErrorCodes.INVALID_GROUP_ID
-    const group = this.groups.get(ref.groupId)
+    const group = this.liveGroup(ref.groupId)
     if (group === undefined) return ErrorCodes.UNKNOWN_MEMBER_ID
     if (group.is(GroupState.Dead)) return ErrorCodes.COORDINATOR_NOT_AVAILABLE
     const error = this.validateMember(group, ref.memberId, ref.groupInstanceId)
@@ -523,7 +537,7 @@ export class GroupCoordinator {
    */
   leave(groupId: string, members: readonly { memberId: string; groupInstanceId: string | null; reason?: string | null }[]): LeaveResult {
     if (groupId === '') return { errorCode: ErrorCodes.INVALID_GROUP_ID, members: [] }
-    const group = this.groups.get(groupId)
+    const group = this.liveGroup(groupId)
     const answer = (m: { memberId: string; groupInstanceId: string | null }, errorCode: number) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, errorCode })
     if (group === undefined) return { errorCode: ErrorCodes.NONE, members: members.map((m) => answer(m, ErrorCodes.UNKNOWN_MEMBER_ID)) }
     if (group.is(GroupState.Dead)) return { errorCode: ErrorCodes.COORDINATOR_NOT_AVAILABLE, members: [] }
@@ -613,11 +627,22 @@ export class GroupCoordinator {
   private onMemberTimer(group: Group, member: GroupMember): void {
     member.timer = undefined
     if (this.closed || group.is(GroupState.Dead) || group.get(member.memberId) !== member) return
-    const left = member.heartbeatDeadline - Date.now()
-    if (left > 0) {
-      this.armMemberTimer(group, member, left)
-      return
+    const now = Date.now()
+    const left = member.heartbeatDeadline - now
+    if (left > 0) this.armMemberTimer(group, member, left)
+    else this.maybeExpireMember(group, member, now)
+  }
+
+  /** The lazy half of session expiry (see liveGroup): the timer's decision, taken early. */
+  private expireDueMembers(group: Group, now: number): void {
+    if (this.closed || group.is(GroupState.Dead)) return
+    for (const member of [...group.members.values()]) {
+      if (member.heartbeatDeadline <= now && group.get(member.memberId) === member) this.maybeExpireMember(group, member, now)
     }
+  }
+
+  private maybeExpireMember(group: Group, member: GroupMember, now: number): void {
+    if (member.heartbeatDeadline > now) return
     // Waiting in a rebalance counts as alive (the rebalance has its own timeouts), except for
     // members that joined in it and were never answered.
     if (!member.isNew && (member.awaitingJoin !== null || member.awaitingSync !== null)) return
@@ -651,7 +676,7 @@ export class GroupCoordinator {
   async commitOffsets(req: CommitRequest): Promise<number[]> {
     const all = (code: number) => req.offsets.map(() => code)
     if (this.offsets.isClosed) return all(ErrorCodes.COORDINATOR_NOT_AVAILABLE)
-    let group = this.groups.get(req.groupId)
+    let group = this.liveGroup(req.groupId)
     if (group === undefined) {
       // Without group management the commit creates a simple group; otherwise it is from a stale generation.
       if (req.generationId >= 0) return all(ErrorCodes.ILLEGAL_GENERATION)
@@ -741,7 +766,7 @@ export class GroupCoordinator {
    */
   deleteOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[]): { errorCode: number; errors: number[] } {
     if (groupId === '') return { errorCode: ErrorCodes.INVALID_GROUP_ID, errors: [] }
-    const group = this.groups.get(groupId)
+    const group = this.liveGroup(groupId)
     if (group === undefined || group.is(GroupState.Dead)) return { errorCode: ErrorCodes.GROUP_ID_NOT_FOUND, errors: [] }
     let errors: number[]
     if (group.is(GroupState.Empty)) {
@@ -829,7 +854,7 @@ export class GroupCoordinator {
 
   /** A group this coordinator does not know is described as Dead, as Kafka does before DescribeGroups v6. */
   describeGroup(groupId: string): GroupSummary {
-    const group = this.groups.get(groupId)
+    const group = this.liveGroup(groupId)
     if (group === undefined) return { state: GroupState.Dead, protocolType: '', protocol: '', members: [] }
     return group.summary()
   }
@@ -839,7 +864,9 @@ export class GroupCoordinator {
     const states = new Set(statesFilter.map((s) => s.toLowerCase()))
     if (typesFilter.length > 0 && !typesFilter.some((t) => t.toLowerCase() === CLASSIC_GROUP_TYPE)) return []
     const out: GroupOverview[] = []
-    for (const g of this.groups.values()) {
+    const now = Date.now()
+    for (const g of [...this.groups.values()]) {
+      this.expireDueMembers(g, now)
       if (states.size > 0 && !states.has(g.state.toLowerCase())) continue
       out.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state, groupType: CLASSIC_GROUP_TYPE })
     }
@@ -849,7 +876,7 @@ export class GroupCoordinator {
   /** DeleteGroups: only empty groups go, with their offsets. One code per id. */
   deleteGroups(groupIds: readonly string[]): number[] {
     return groupIds.map((id) => {
-      const group = this.groups.get(id)
+      const group = this.liveGroup(id)
       if (group === undefined || group.is(GroupState.Dead)) return ErrorCodes.GROUP_ID_NOT_FOUND
       if (!group.is(GroupState.Empty)) return ErrorCodes.NON_EMPTY_GROUP
       try {

@@ -45,6 +45,7 @@ import { createAclsHandler } from './30-create-acls.js'
 import { deleteAclsHandler } from './31-delete-acls.js'
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js'
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js'
+import { listConfigResourcesHandler } from './74-list-config-resources.js'
 import { shareGroupHeartbeatHandler } from './76-share-group-heartbeat.js'
 import { shareGroupDescribeHandler } from './77-share-group-describe.js'
 import { shareFetchHandler } from './78-share-fetch.js'
@@ -119,6 +120,7 @@ export function createRegistry(options: { authorizer?: StandardAuthorizer; quota
     deleteAclsHandler(authorizer),
     describeClientQuotasHandler(quotas),
     alterClientQuotasHandler(quotas),
+    listConfigResourcesHandler,
     shareGroupHeartbeatHandler,
     shareGroupDescribeHandler,
     shareFetchHandler,

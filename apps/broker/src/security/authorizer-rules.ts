@@ -296,6 +296,8 @@ export const RULES: Record<number, ((g: Gate, req: any) => Verdict) | null> = {
   [ApiKeys.AlterPartitionReassignments]: clusterOnly(Op.ALTER),
   [ApiKeys.ListPartitionReassignments]: clusterOnly(Op.DESCRIBE),
   [ApiKeys.DescribeClientQuotas]: clusterOnly(Op.DESCRIBE_CONFIGS),
+  // KIP-1142: KafkaApis asks DESCRIBE_CONFIGS on the cluster, and filters nothing after it.
+  [ApiKeys.ListConfigResources]: clusterOnly(Op.DESCRIBE_CONFIGS),
   [ApiKeys.AlterClientQuotas]: clusterOnly(Op.ALTER_CONFIGS),
   [ApiKeys.DescribeAcls]: clusterOnly(Op.DESCRIBE),
   [ApiKeys.CreateAcls]: clusterOnly(Op.ALTER),

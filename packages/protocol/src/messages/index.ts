@@ -47,6 +47,7 @@ import { DescribeProducers } from './61-describe-producers.js'
 import { DescribeTransactions } from './65-describe-transactions.js'
 import { ListTransactions } from './66-list-transactions.js'
 import { ConsumerGroupHeartbeat } from './68-consumer-group-heartbeat.js'
+import { ListConfigResources } from './74-list-config-resources.js'
 import { ShareGroupHeartbeat } from './76-share-group-heartbeat.js'
 import { ShareGroupDescribe } from './77-share-group-describe.js'
 import { ShareFetch } from './78-share-fetch.js'
@@ -100,6 +101,7 @@ export * from './61-describe-producers.js'
 export * from './65-describe-transactions.js'
 export * from './66-list-transactions.js'
 export * from './68-consumer-group-heartbeat.js'
+export * from './74-list-config-resources.js'
 export * from './76-share-group-heartbeat.js'
 export * from './77-share-group-describe.js'
 export * from './78-share-fetch.js'
@@ -155,6 +157,7 @@ export const ApiKeys = {
   DescribeTransactions: 65,
   ListTransactions: 66,
   ConsumerGroupHeartbeat: 68,
+  ListConfigResources: 74,
   ShareGroupHeartbeat: 76,
   ShareGroupDescribe: 77,
   ShareFetch: 78,
@@ -210,6 +213,7 @@ export const apis: ReadonlyMap<number, ApiDefinition<any, any>> = new Map<number
   [65, DescribeTransactions],
   [66, ListTransactions],
   [68, ConsumerGroupHeartbeat],
+  [74, ListConfigResources],
   [76, ShareGroupHeartbeat],
   [77, ShareGroupDescribe],
   [78, ShareFetch],

@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { type LogFileSystem, fsyncDirAsync, rmAsync } from '../file-system.js'
 import type { PartitionLog } from '../partition-log.js'
@@ -7,7 +6,7 @@ import { LogSegment } from '../segment.js'
 import type { AbortedTxn } from '../txn-index.js'
 import type { SegmentRef } from './clean-work.js'
 import { DEFAULT_LOAD_FACTOR } from './offset-map.js'
-import { DELETED_SUFFIX, type SwapStep, cleanedDirName, moveIntoPlace, swapDirName } from './swap.js'
+import { DELETED_SUFFIX, type SwapStep, cleanedDirName, moveOutOfSwap, setDirAside, swapDirName } from './swap.js'
 import { type CleanerSession, type CleanerWorker, isCleaningAborted, sharedCleanerWorker } from './worker-client.js'
 
 /** Kafka's log.cleaner.dedupe.buffer.size default (one cleaner thread has it all). */
@@ -215,7 +214,7 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], session: Clean
     return !log.isClosed && at >= 0 && group.every((s, i) => log.segments[at + i] === s)
   }
   if (!unchanged()) {
-    rmSync(tmp, { recursive: true, force: true })
+    removeOffLoop(log, setDirAside(fs, tmp))
     return false
   }
   const swap = join(log.dir, swapDirName(base))
@@ -228,7 +227,7 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], session: Clean
     if (!unchanged()) {
       // Undone (a start after a crash here finds either name and settles it, losing nothing).
       fs.renameSync(swap, tmp)
-      rmSync(tmp, { recursive: true, force: true })
+      removeOffLoop(log, setDirAside(fs, tmp))
       return false
     }
     // From here to the splice everything is synchronous, so no read sees a half-swapped log.
@@ -236,7 +235,8 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], session: Clean
     // file can take tens of ms (a start removes *.deleted files too).
     for (const s of group) aside.push(...setAside(fs, s))
     fault?.('old-deleted', base)
-    moveIntoPlace(fs, log.dir, swap, manifest)
+    moveOutOfSwap(fs, log.dir, swap, manifest)
+    aside.push(...setDirAside(fs, swap))
     fault?.('moved', base)
   } catch (err) {
     if (fault !== undefined) throw err
@@ -253,14 +253,19 @@ async function cleanGroup(log: PartitionLog, group: LogSegment[], session: Clean
     log.segments.splice(at, group.length, fresh)
   }
   result.segmentsCleaned += group.length
+  removeOffLoop(log, aside)
+  return true
+}
+
+/** Makes the directory's renames durable, then removes `paths` (renamed aside) in the libuv pool. */
+function removeOffLoop(log: PartitionLog, paths: readonly string[]): void {
   const settled = (async () => {
-    await fsyncDirAsync(fs, log.dir)
-    for (const p of aside) await rmAsync(fs, p)
+    await fsyncDirAsync(log.fs, log.dir)
+    for (const p of paths) await rmAsync(log.fs, p)
   })()
   settled.catch((err: unknown) => {
     // A partition deleted meanwhile took its directory along: nothing is left to sync or remove.
     if (log.isClosed || (err as NodeJS.ErrnoException).code === 'ENOENT') return
     log.dirState.fail(err, `removing the segments cleaned away from ${log.topic}-${log.partition}`)
   })
-  return true
 }

@@ -10,7 +10,8 @@ import { TXN_INDEX_SUFFIX } from '../txn-index.js'
 //   1. the cleaner writes <base>.cleaned/ (segment files and manifest.json) and fsyncs it;
 //   2. the commit: <base>.cleaned/ is renamed to <base>.swap/ and the partition directory fsynced;
 //   3. the replaced segments' files are unlinked;
-//   4. the new files move out of <base>.swap/ into the partition directory; the directory goes.
+//   4. the new files move out of <base>.swap/ into the partition directory; the directory goes
+//      (while the broker runs: renamed aside to *.deleted and removed off the event loop).
 // A crash before 2 leaves the old segments whole (a .cleaned directory is removed at the next
 // start); from 2 on, the next start finishes 3 and 4 from the manifest. Either way the log holds
 // every record it had before or its compacted form, never less.
@@ -62,14 +63,43 @@ export function deleteReplaced(fs: LogFileSystem, dir: string, m: SwapManifest):
   }
 }
 
-/** Step 4: moves what is still in the swap directory into place, then removes it (the manifest is all that is left). Idempotent. */
-export function moveIntoPlace(fs: LogFileSystem, dir: string, swapDir: string, m: SwapManifest): void {
+/** Step 4 without the removal: moves what is still in the swap directory into place (the manifest is all that is left). Idempotent. */
+export function moveOutOfSwap(fs: LogFileSystem, dir: string, swapDir: string, m: SwapManifest): void {
   for (const name of m.files) {
     const from = join(swapDir, name)
     if (existsSync(from)) fs.renameSync(from, join(dir, name))
   }
+}
+
+/** Step 4 at a start: the moves, then the directory removed at once. */
+export function moveIntoPlace(fs: LogFileSystem, dir: string, swapDir: string, m: SwapManifest): void {
+  moveOutOfSwap(fs, dir, swapDir, m)
   rmSync(swapDir, { recursive: true, force: true })
 }
+
+let asideCount = 0
+
+/**
+ * Renames a cleaner directory (a .cleaned or an emptied .swap one) to a name of its own ending
+ * in *.deleted, so it can be removed off the event loop: a recursive rmSync there costs the loop
+ * milliseconds per swap, and removing it under its own name could race a later cleaning that
+ * writes a directory of the same name. A start removes what is left (settleSwaps). Returns the
+ * new path (none when the directory was already gone).
+ */
+export function setDirAside(fs: LogFileSystem, path: string): string[] {
+  const aside = `${path}.${process.pid}-${++asideCount}${DELETED_SUFFIX}`
+  try {
+    fs.renameSync(path, aside)
+  } catch (err) {
+    // Gone already (the partition was deleted meanwhile): nothing to remove.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  return [aside]
+}
+
+const isDirAside = (name: string): boolean =>
+  name.endsWith(DELETED_SUFFIX) && (name.includes(`${SWAP_SUFFIX}.`) || name.includes(`${CLEANED_SUFFIX}.`))
 
 /**
  * At load, before the segments are read: removes uncommitted cleanings and
@@ -78,7 +108,7 @@ export function moveIntoPlace(fs: LogFileSystem, dir: string, swapDir: string, m
 export function settleSwaps(fs: LogFileSystem, dir: string): number {
   let finished = 0
   for (const name of readdirSync(dir)) {
-    if (name.endsWith(CLEANED_SUFFIX)) {
+    if (name.endsWith(CLEANED_SUFFIX) || isDirAside(name)) {
       rmSync(join(dir, name), { recursive: true, force: true })
     } else if (name.endsWith(SWAP_SUFFIX)) {
       const swapDir = join(dir, name)
