@@ -102,7 +102,7 @@ describe('task assignor: standby replicas', () => {
 })
 
 describe('streams assignor: userData and SHUTDOWN_REQUESTED', () => {
-  const layout = { topicToSub: new Map([['in', 0], ['app-rep', 1]]), statefulSubs: new Set([1]), numStandbyReplicas: 1 }
+  const layout = { topicToSub: new Map([['in', 0], ['app-rep', 1]]), statefulSubs: new Set([1]), numStandbyReplicas: 1, changelogTopics: new Map([[1, ['app-store-changelog']]]), acceptableRecoveryLag: 10_000n, maxWarmupReplicas: 2, probingRebalanceIntervalMs: 600_000 }
   const member = (processId: string, errorCode = 0) => ({
     memberId: `m-${processId}`,
     groupInstanceId: null,
@@ -115,24 +115,24 @@ describe('streams assignor: userData and SHUTDOWN_REQUESTED', () => {
   const self = { subscriptionInfo: () => ({ processId: 'p', endpoint: '', prevActive: [], prevStandby: [], offsetSums: {}, errorCode: 0 }), onAssignmentInfo: () => {} }
   const counts = new Map([['in', 2], ['app-rep', 2]])
 
-  it('gives partitions of active tasks and standby tasks in userData', () => {
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2')], partitionCounts: counts })
+  it('gives partitions of active tasks and standby tasks in userData', async () => {
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2')], partitionCounts: counts })
     const parts = [...out.partitions.values()].flat().map((tp) => `${tp.topic}-${tp.partition}`).sort()
     expect(parts).toEqual(['app-rep-0', 'app-rep-1', 'in-0', 'in-1'])
     const standbys = [...out.userData.values()].flatMap((u) => decodeAssignmentInfo(u)!.standby).sort()
     expect(standbys).toEqual(['1_0', '1_1'])
   })
 
-  it('one member asking for shutdown gives every member SHUTDOWN_REQUESTED and no partitions', () => {
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2', AssignorError.SHUTDOWN_REQUESTED)], partitionCounts: counts })
+  it('one member asking for shutdown gives every member SHUTDOWN_REQUESTED and no partitions', async () => {
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2', AssignorError.SHUTDOWN_REQUESTED)], partitionCounts: counts })
     expect([...out.partitions.values()].flat()).toEqual([])
     for (const u of out.userData.values()) expect(decodeAssignmentInfo(u)!.errorCode).toBe(AssignorError.SHUTDOWN_REQUESTED)
   })
 
-  it('decodes version 1 userData (application.server only) and rejects garbage clearly', () => {
+  it('decodes version 1 userData (application.server only) and rejects garbage clearly', async () => {
     expect(decodeSubscriptionInfo(Buffer.concat([Buffer.from([1]), Buffer.from('h:1')]))!.endpoint).toBe('h:1')
     expect(() => decodeSubscriptionInfo(Buffer.from([2, 0x7b]))).toThrow(/unreadable subscription userData/)
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [{ ...member('p1'), userData: Buffer.from([2, 0x7b]) }], partitionCounts: counts })
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [{ ...member('p1'), userData: Buffer.from([2, 0x7b]) }], partitionCounts: counts })
     expect([...out.partitions.values()].flat().length).toBe(4)
   })
 })

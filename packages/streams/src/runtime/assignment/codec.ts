@@ -38,6 +38,12 @@ export interface AssignmentInfo {
   /** Standby tasks for this thread (their changelogs are read, nothing is processed). */
   standby: string[]
   errorCode: number
+  /**
+   * Java's AssignmentInfo.nextRebalanceMs (KIP-441): the wall-clock time at which this member
+   * triggers a probing rebalance, because warm-up replicas are catching up somewhere. Only one
+   * member (a thread of the leader's client) is given it; absent means none is scheduled.
+   */
+  nextRebalanceMs?: number
 }
 
 function encode(body: object): Uint8Array {
@@ -88,5 +94,10 @@ export function encodeAssignmentInfo(info: AssignmentInfo): Uint8Array {
 export function decodeAssignmentInfo(bytes: Uint8Array | null | undefined): AssignmentInfo | undefined {
   if (!bytes || bytes.length < 1 || bytes[0] !== USERDATA_VERSION) return undefined
   const b = decodeBody(bytes, 'assignment')
-  return { standby: strings(b.standby), errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0 }
+  const next = b.nextRebalanceMs
+  return {
+    standby: strings(b.standby),
+    errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0,
+    ...(typeof next === 'number' && Number.isFinite(next) ? { nextRebalanceMs: next } : {}),
+  }
 }

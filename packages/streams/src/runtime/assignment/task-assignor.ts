@@ -5,7 +5,9 @@
  * without a running owner goes preferably to a client holding its state (a standby, or the most
  * changelog offsets: KIP-441's "caught-up" client), and an active task and its standbys are never
  * on the same client. Pure and deterministic: the same subscriptions give the same assignment.
+ * KIP-441's warm-ups are applied last (task-movement.ts).
  */
+import { assignTaskMovements, isCaughtUp, lagFor, type Movement } from './task-movement.js'
 
 export interface ThreadInput {
   memberId: string
@@ -27,6 +29,15 @@ export interface TaskAssignmentInput {
   /** Tasks with logged state (only they get standbys). */
   stateful: ReadonlySet<string>
   numStandbyReplicas: number
+  /**
+   * KIP-441: per stateful task, the sum of its changelog partitions' end offsets (the leader
+   * looks them up). Absent when unknown: then no client counts as behind and nothing is held back.
+   */
+  endOffsetSums?: ReadonlyMap<string, bigint>
+  /** acceptable.recovery.lag (default 10000): how far behind a client may be and still count as caught up. */
+  acceptableRecoveryLag?: bigint
+  /** max.warmup.replicas (default 2): warm-up replicas handed out per assignment, beyond the standbys. */
+  maxWarmupReplicas?: number
 }
 
 export interface TaskAssignment {
@@ -34,7 +45,15 @@ export interface TaskAssignment {
   threads: Map<string, { active: string[]; standby: string[] }>
   /** Standby replicas that found no client (fewer clients than num.standby.replicas + 1). */
   unassignedStandbys: number
+  /** KIP-441 movements held back for a warm-up (or swapped with a caught-up standby). */
+  movements: Movement[]
+  /** Warm-ups are catching up: the leader schedules a probing rebalance (Java's probingRebalanceNeeded). */
+  probingRebalanceNeeded: boolean
 }
+
+/** Java's StreamsConfig defaults for KIP-441. */
+export const ACCEPTABLE_RECOVERY_LAG_DEFAULT = 10_000n
+export const MAX_WARMUP_REPLICAS_DEFAULT = 2
 
 interface Bin {
   id: string
@@ -141,6 +160,15 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     }
   }
 
+  const movements = input.endOffsetSums === undefined ? [] : assignTaskMovements({
+    clients: clients.map((c) => c.processId),
+    active,
+    standby,
+    capacity: new Map(clients.map((c) => [c.processId, Math.max(1, c.threads.length)])),
+    caughtUp: caughtUpClients(clients, tasks.filter((t) => input.stateful.has(t)), input.endOffsetSums, input.acceptableRecoveryLag ?? ACCEPTABLE_RECOVERY_LAG_DEFAULT),
+    maxWarmupReplicas: input.maxWarmupReplicas ?? MAX_WARMUP_REPLICAS_DEFAULT,
+  }, compareTaskIds)
+
   const threads = new Map<string, { active: string[]; standby: string[] }>()
   for (const c of clients) {
     const members = [...c.threads].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0))
@@ -150,5 +178,21 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     const s = distribute(standby.get(c.processId)!, bins((t) => t.prevStandby, (t) => t.prevActive))
     for (const t of members) threads.set(t.memberId, { active: a.get(t.memberId)!, standby: s.get(t.memberId)! })
   }
-  return { threads, unassignedStandbys: unassigned }
+  return { threads, unassignedStandbys: unassigned, movements, probingRebalanceNeeded: movements.length > 0 }
+}
+
+/** Java's tasksToCaughtUpClients: per stateful task with a known end, the clients within the acceptable lag. */
+function caughtUpClients(clients: readonly ClientInput[], stateful: readonly string[], ends: ReadonlyMap<string, bigint>, acceptable: bigint): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>()
+  for (const task of stateful) {
+    const end = ends.get(task)
+    if (end === undefined) continue
+    const set = new Set<string>()
+    for (const c of clients) {
+      const lag = lagFor({ ranActive: c.threads.some((t) => t.prevActive.has(task)), offsetSum: c.offsetSums.get(task), endOffsetSum: end })
+      if (isCaughtUp(lag, acceptable)) set.add(c.processId)
+    }
+    out.set(task, set)
+  }
+  return out
 }
