@@ -74,6 +74,13 @@ export interface StreamsConfig {
    * (Java's own tests wait out the minute, or drive the assignor directly).
    */
   '__probing.rebalance.interval.ms__'?: number
+  /**
+   * KIP-708: client tag keys (at most 5, each set with a client.tag.* config) over which standby
+   * replicas are spread: a replica goes to a client whose values differ from the active's.
+   */
+  'rack.aware.assignment.tags'?: string | string[]
+  /** KIP-708: this instance's client tags, `client.tag.<key>` (at most 5; keys up to 20, values up to 30 characters). */
+  [clientTag: `client.tag.${string}`]: string | undefined
   /** Where the clients log (default: silent). */
   logger?: Logger
 }

@@ -66,6 +66,7 @@ export class KafkaStreams {
     const standbys = config['num.standby.replicas'] ?? 0
     if (!Number.isInteger(standbys) || standbys < 0) throw new StreamsException(`Invalid value ${standbys} for configuration num.standby.replicas: Value must be at least 0`)
     const warmup = warmupConfig(config)
+    const { clientTags, rackAwareAssignmentTags } = rackAwareConfig(config)
     this.applicationId = appId
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
@@ -90,7 +91,8 @@ export class KafkaStreams {
       directory: new TaskDirectory(config['state.dir'] ?? defaultStateDir(), appId),
       logger: config.logger,
       onThreadState: (t, next, old) => this.onThreadState(t, next, old),
-      layout: { topicToSub: new Map(), statefulSubs: new Set(), numStandbyReplicas: standbys, changelogTopics: new Map(), ...warmup },
+      layout: { topicToSub: new Map(), statefulSubs: new Set(), numStandbyReplicas: standbys, changelogTopics: new Map(), ...warmup, rackAwareAssignmentTags },
+      clientTags,
       assignorLookups: {
         endOffsets: async (tps) => new Map((await this.admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: 'latest' as const })))).map((o) => [`${o.topic}:${o.partition}`, o.offset])),
         now: Date.now,
@@ -320,4 +322,30 @@ function warmupConfig(config: StreamsConfig): { acceptableRecoveryLag: bigint; m
     maxWarmupReplicas: check('max.warmup.replicas', 2, 1),
     probingRebalanceIntervalMs: internalProbe !== undefined ? check('__probing.rebalance.interval.ms__', 0, 1) : check('probing.rebalance.interval.ms', 600_000, 60_000),
   }
+}
+
+const MAX_CLIENT_TAGS = 5
+const MAX_TAG_KEY_LENGTH = 20
+const MAX_TAG_VALUE_LENGTH = 30
+
+/** KIP-708's configs, validated as Java's StreamsConfig (same messages). */
+function rackAwareConfig(config: StreamsConfig): { clientTags: Record<string, string>; rackAwareAssignmentTags: string[] } {
+  const clientTags: Record<string, string> = {}
+  for (const [name, value] of Object.entries(config)) {
+    if (!name.startsWith('client.tag.') || value === undefined) continue
+    const key = name.slice('client.tag.'.length)
+    if (key.length > MAX_TAG_KEY_LENGTH) throw new StreamsException(`Invalid value ${key} for configuration ${name}: Tag key exceeds maximum length of ${MAX_TAG_KEY_LENGTH}.`)
+    if (typeof value !== 'string') throw new StreamsException(`Invalid value ${String(value)} for configuration ${name}: Tag value must be a string.`)
+    if (value.length > MAX_TAG_VALUE_LENGTH) throw new StreamsException(`Invalid value ${value} for configuration ${name}: Tag value exceeds maximum length of ${MAX_TAG_VALUE_LENGTH}.`)
+    clientTags[key] = value
+  }
+  if (Object.keys(clientTags).length > MAX_CLIENT_TAGS) throw new StreamsException(`At most ${MAX_CLIENT_TAGS} client tags can be specified using client.tag. prefix.`)
+  const raw = config['rack.aware.assignment.tags'] ?? []
+  const tags = (typeof raw === 'string' ? raw.split(',') : raw).map((t) => t.trim()).filter((t) => t !== '')
+  const shown = `[${tags.join(', ')}]`
+  if (tags.length > MAX_CLIENT_TAGS) throw new StreamsException(`Invalid value ${shown} for configuration rack.aware.assignment.tags: exceeds maximum list size of [${MAX_CLIENT_TAGS}].`)
+  for (const t of tags) {
+    if (!(t in clientTags)) throw new StreamsException(`Invalid value ${shown} for configuration rack.aware.assignment.tags: Contains invalid value [${t}] which doesn't have corresponding tag set via [client.tag.] prefix.`)
+  }
+  return { clientTags, rackAwareAssignmentTags: tags }
 }

@@ -122,6 +122,7 @@ export class StreamThread {
       prevStandby: this.standbys.keys(),
       offsetSums: sums,
       errorCode: this.errorCode,
+      clientTags: this.env.clientTags ?? {},
     }
   }
 

@@ -36,6 +36,8 @@ export interface ThreadEnv {
   layout: TaskLayout
   /** The leader's look-ups while assigning (changelog end offsets for KIP-441 lags). */
   assignorLookups?: AssignorLookups
+  /** client.tag.* (KIP-708), sent in every subscription. */
+  clientTags?: Record<string, string>
   /** Java's processId: the leader groups threads into clients by it. */
   processId: string
   /** application.server, advertised for interactive queries ('' when unset). */

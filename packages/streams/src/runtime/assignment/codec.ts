@@ -31,6 +31,8 @@ export interface SubscriptionInfo {
   /** Java's taskOffsetSums: per task with local state, the sum of its stores' changelog positions (the leader derives lags from them). */
   offsetSums: Record<string, string>
   errorCode: number
+  /** Java's clientTags (KIP-708): the instance's client.tag.* configs, for rack-aware standby placement. */
+  clientTags?: Record<string, string>
 }
 
 /** What the leader sends each thread beside its partitions. */
@@ -61,6 +63,12 @@ function decodeBody(bytes: Uint8Array, what: string): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
+function stringRecord(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x
+  return out
+}
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
 export function encodeSubscriptionInfo(info: SubscriptionInfo): Uint8Array {
@@ -84,6 +92,7 @@ export function decodeSubscriptionInfo(bytes: Uint8Array | null | undefined): Su
     prevStandby: strings(b.prevStandby),
     offsetSums: sums,
     errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0,
+    clientTags: stringRecord(b.clientTags),
   }
 }
 

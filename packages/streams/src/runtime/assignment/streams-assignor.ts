@@ -16,6 +16,8 @@ export interface TaskLayout {
   acceptableRecoveryLag: bigint
   maxWarmupReplicas: number
   probingRebalanceIntervalMs: number
+  /** rack.aware.assignment.tags (KIP-708). */
+  rackAwareAssignmentTags?: readonly string[]
 }
 
 /** What the leader looks up while it assigns (Java's StreamsPartitionAssignor asks its admin client). */
@@ -64,12 +66,12 @@ export function streamsAssignor(layout: TaskLayout, member: AssignorMember, logg
       return { partitions, userData }
     }
     const { tasks, stateful, taskPartitions } = tasksOf(layout, partitionCounts)
-    const clients = new Map<string, ClientInput & { offsetSums: Map<string, bigint> }>()
+    const clients = new Map<string, ClientInput & { offsetSums: Map<string, bigint>; tags: ReadonlyMap<string, string> }>()
     members.forEach((m, i) => {
       const info = infos[i]
       const pid = info?.processId || `member:${m.memberId}`
       let c = clients.get(pid)
-      if (c === undefined) clients.set(pid, (c = { processId: pid, threads: [], offsetSums: new Map() }))
+      if (c === undefined) clients.set(pid, (c = { processId: pid, threads: [], offsetSums: new Map(), tags: new Map(Object.entries(info?.clientTags ?? {})) }))
       c.threads.push({ memberId: m.memberId, prevActive: new Set(info?.prevActive ?? []), prevStandby: new Set(info?.prevStandby ?? []) })
       for (const [task, sum] of Object.entries(info?.offsetSums ?? {})) {
         const v = BigInt(sum)
@@ -84,7 +86,11 @@ export function streamsAssignor(layout: TaskLayout, member: AssignorMember, logg
       ...(endOffsetSums ? { endOffsetSums } : {}),
       acceptableRecoveryLag: layout.acceptableRecoveryLag,
       maxWarmupReplicas: layout.maxWarmupReplicas,
+      rackAwareAssignmentTags: layout.rackAwareAssignmentTags ?? [],
     })
+    if (result.rackUnawareStandbys > 0) {
+      logger?.warn({ replicas: result.rackUnawareStandbys, tags: layout.rackAwareAssignmentTags }, `Unable to place ${result.rackUnawareStandbys} standby tasks on clients with different client tags: there are not enough distinct tag values; placed them on the least loaded clients`)
+    }
     const probe = result.probingRebalanceNeeded || (endsFailed && stateful.size > 0)
     if (result.movements.length > 0) {
       logger?.info({ movements: result.movements }, `streams assignor: ${result.movements.length} stateful active task(s) held on caught-up clients while warm-up replicas catch up (KIP-441)`)

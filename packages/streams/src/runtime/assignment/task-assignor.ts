@@ -8,6 +8,7 @@
  * KIP-441's warm-ups are applied last (task-movement.ts).
  */
 import { assignTaskMovements, isCaughtUp, lagFor, type Movement } from './task-movement.js'
+import { placeStandbys } from './standby-placement.js'
 
 export interface ThreadInput {
   memberId: string
@@ -20,6 +21,8 @@ export interface ClientInput {
   threads: ThreadInput[]
   /** Per task, the sum of the changelog offsets this client holds locally (from its threads' tasks and its checkpoints). */
   offsetSums: ReadonlyMap<string, bigint>
+  /** Its client.tag.* (KIP-708), for rack-aware standby placement. */
+  tags?: ReadonlyMap<string, string>
 }
 
 export interface TaskAssignmentInput {
@@ -38,6 +41,8 @@ export interface TaskAssignmentInput {
   acceptableRecoveryLag?: bigint
   /** max.warmup.replicas (default 2): warm-up replicas handed out per assignment, beyond the standbys. */
   maxWarmupReplicas?: number
+  /** rack.aware.assignment.tags (KIP-708): client tag keys standby replicas are spread over. */
+  rackAwareAssignmentTags?: readonly string[]
 }
 
 export interface TaskAssignment {
@@ -45,6 +50,8 @@ export interface TaskAssignment {
   threads: Map<string, { active: string[]; standby: string[] }>
   /** Standby replicas that found no client (fewer clients than num.standby.replicas + 1). */
   unassignedStandbys: number
+  /** With rack.aware.assignment.tags: replicas placed without the tag constraint (too few distinct tag values). */
+  rackUnawareStandbys: number
   /** KIP-441 movements held back for a warm-up (or swapped with a caught-up standby). */
   movements: Movement[]
   /** Warm-ups are catching up: the leader schedules a probing rebalance (Java's probingRebalanceNeeded). */
@@ -136,29 +143,19 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     warmth: (task) => warmthOf(c, task),
   }))
   const active = distribute(tasks, clientBins)
+  const byPid = new Map(clients.map((c) => [c.processId, c]))
   const owner = new Map<string, string>()
   for (const [pid, list] of active) for (const t of list) owner.set(t, pid)
 
-  // Standbys: each replica on a client holding neither the active nor another replica of the task.
-  const standby = new Map<string, string[]>(clients.map((c) => [c.processId, []]))
-  let unassigned = 0
-  for (const task of tasks.filter((t) => input.stateful.has(t))) {
-    for (let r = 0; r < input.numStandbyReplicas; r++) {
-      let best: ClientInput | undefined
-      for (const c of clients) {
-        if (owner.get(task) === c.processId || standby.get(c.processId)!.includes(task)) continue
-        if (best === undefined) {
-          best = c
-          continue
-        }
-        const w = warmthOf(c, task) - warmthOf(best, task)
-        const load = (x: ClientInput) => standby.get(x.processId)!.length / Math.max(1, x.threads.length)
-        if (w > 0n || (w === 0n && load(c) < load(best))) best = c
-      }
-      if (best === undefined) unassigned++
-      else standby.get(best.processId)!.push(task)
-    }
-  }
+  const placed = placeStandbys({
+    clients: clients.map((c) => ({ processId: c.processId, capacity: Math.max(1, c.threads.length), tags: c.tags ?? new Map() })),
+    tasks: tasks.filter((t) => input.stateful.has(t)),
+    owner,
+    numStandbyReplicas: input.numStandbyReplicas,
+    warmth: (pid, task) => warmthOf(byPid.get(pid)!, task),
+    rackAwareAssignmentTags: input.rackAwareAssignmentTags ?? [],
+  })
+  const standby = placed.standby
 
   const movements = input.endOffsetSums === undefined ? [] : assignTaskMovements({
     clients: clients.map((c) => c.processId),
@@ -178,7 +175,7 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     const s = distribute(standby.get(c.processId)!, bins((t) => t.prevStandby, (t) => t.prevActive))
     for (const t of members) threads.set(t.memberId, { active: a.get(t.memberId)!, standby: s.get(t.memberId)! })
   }
-  return { threads, unassignedStandbys: unassigned, movements, probingRebalanceNeeded: movements.length > 0 }
+  return { threads, unassignedStandbys: placed.unassigned, rackUnawareStandbys: placed.rackUnaware, movements, probingRebalanceNeeded: movements.length > 0 }
 }
 
 /** Java's tasksToCaughtUpClients: per stateful task with a known end, the clients within the acceptable lag. */
