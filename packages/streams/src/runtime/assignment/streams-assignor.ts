@@ -84,6 +84,7 @@ export function streamsAssignor(layout: TaskLayout, member: AssignorMember, logg
       stateful,
       numStandbyReplicas: layout.numStandbyReplicas,
       ...(endOffsetSums ? { endOffsetSums } : {}),
+      keepPriorOwners: endsFailed,
       acceptableRecoveryLag: layout.acceptableRecoveryLag,
       maxWarmupReplicas: layout.maxWarmupReplicas,
       rackAwareAssignmentTags: layout.rackAwareAssignmentTags ?? [],
@@ -91,7 +92,7 @@ export function streamsAssignor(layout: TaskLayout, member: AssignorMember, logg
     if (result.rackUnawareStandbys > 0) {
       logger?.warn({ replicas: result.rackUnawareStandbys, tags: layout.rackAwareAssignmentTags }, `Unable to place ${result.rackUnawareStandbys} standby tasks on clients with different client tags: there are not enough distinct tag values; placed them on the least loaded clients`)
     }
-    const probe = result.probingRebalanceNeeded || (endsFailed && stateful.size > 0)
+    const probe = result.probingRebalanceNeeded
     if (result.movements.length > 0) {
       logger?.info({ movements: result.movements }, `streams assignor: ${result.movements.length} stateful active task(s) held on caught-up clients while warm-up replicas catch up (KIP-441)`)
     }

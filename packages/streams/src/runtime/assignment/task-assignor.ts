@@ -37,6 +37,11 @@ export interface TaskAssignmentInput {
    * looks them up). Absent when unknown: then no client counts as behind and nothing is held back.
    */
   endOffsetSums?: ReadonlyMap<string, bigint>
+  /**
+   * The end offsets could not be looked up: stateful tasks stay on the clients that ran them
+   * (Java's FallbackPriorTaskAssignor), without warm-ups; a probing rebalance retries.
+   */
+  keepPriorOwners?: boolean
   /** acceptable.recovery.lag (default 10000): how far behind a client may be and still count as caught up. */
   acceptableRecoveryLag?: bigint
   /** max.warmup.replicas (default 2): warm-up replicas handed out per assignment, beyond the standbys. */
@@ -157,13 +162,17 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
   })
   const standby = placed.standby
 
-  const movements = input.endOffsetSums === undefined ? [] : assignTaskMovements({
+  const statefulTasks = tasks.filter((t) => input.stateful.has(t))
+  const caughtUp = input.endOffsetSums !== undefined
+    ? caughtUpClients(clients, statefulTasks, input.endOffsetSums, input.acceptableRecoveryLag ?? ACCEPTABLE_RECOVERY_LAG_DEFAULT)
+    : input.keepPriorOwners ? priorOwners(clients, statefulTasks) : undefined
+  const movements = caughtUp === undefined ? [] : assignTaskMovements({
     clients: clients.map((c) => c.processId),
     active,
     standby,
     capacity: new Map(clients.map((c) => [c.processId, Math.max(1, c.threads.length)])),
-    caughtUp: caughtUpClients(clients, tasks.filter((t) => input.stateful.has(t)), input.endOffsetSums, input.acceptableRecoveryLag ?? ACCEPTABLE_RECOVERY_LAG_DEFAULT),
-    maxWarmupReplicas: input.maxWarmupReplicas ?? MAX_WARMUP_REPLICAS_DEFAULT,
+    caughtUp,
+    maxWarmupReplicas: input.endOffsetSums === undefined ? 0 : input.maxWarmupReplicas ?? MAX_WARMUP_REPLICAS_DEFAULT,
   }, compareTaskIds)
 
   const threads = new Map<string, { active: string[]; standby: string[] }>()
@@ -175,7 +184,12 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     const s = distribute(standby.get(c.processId)!, bins((t) => t.prevStandby, (t) => t.prevActive))
     for (const t of members) threads.set(t.memberId, { active: a.get(t.memberId)!, standby: s.get(t.memberId)! })
   }
-  return { threads, unassignedStandbys: placed.unassigned, rackUnawareStandbys: placed.rackUnaware, movements, probingRebalanceNeeded: movements.length > 0 }
+  return { threads, unassignedStandbys: placed.unassigned, rackUnawareStandbys: placed.rackUnaware, movements, probingRebalanceNeeded: movements.length > 0 || (input.keepPriorOwners === true && statefulTasks.length > 0) }
+}
+
+/** Without lags, only the client that ran a task counts as caught up on it. */
+function priorOwners(clients: readonly ClientInput[], stateful: readonly string[]): Map<string, Set<string>> {
+  return new Map(stateful.map((task) => [task, new Set(clients.filter((c) => c.threads.some((t) => t.prevActive.has(task))).map((c) => c.processId))]))
 }
 
 /** Java's tasksToCaughtUpClients: per stateful task with a known end, the clients within the acceptable lag. */
