@@ -59,6 +59,28 @@ export interface StreamsConfig {
   'group.instance.id'?: string
   /** Standby replicas per stateful task (default 0): warm copies of its stores on other instances, read from the changelog. */
   'num.standby.replicas'?: number
+  /**
+   * KIP-441: how many changelog records behind a client may be and still count as caught up on a
+   * task (default 10000, as Java). An active stateful task is only moved to a caught-up client;
+   * meanwhile its new owner gets a warm-up replica.
+   */
+  'acceptable.recovery.lag'?: number
+  /** KIP-441: warm-up replicas handed out per assignment, beyond num.standby.replicas (default 2, at least 1). */
+  'max.warmup.replicas'?: number
+  /** KIP-441: while warm-ups catch up, how often the group rebalances to check on them (default 600000, at least 60000). */
+  'probing.rebalance.interval.ms'?: number
+  /**
+   * Not a Java config: probing.rebalance.interval.ms without its one-minute minimum, for tests
+   * (Java's own tests wait out the minute, or drive the assignor directly).
+   */
+  '__probing.rebalance.interval.ms__'?: number
+  /**
+   * KIP-708: client tag keys (at most 5, each set with a client.tag.* config) over which standby
+   * replicas are spread: a replica goes to a client whose values differ from the active's.
+   */
+  'rack.aware.assignment.tags'?: string | string[]
+  /** KIP-708: this instance's client tags, `client.tag.<key>` (at most 5; keys up to 20, values up to 30 characters). */
+  [clientTag: `client.tag.${string}`]: string | undefined
   /** Where the clients log (default: silent). */
   logger?: Logger
 }

@@ -97,4 +97,40 @@ describe('num.standby.replicas on the tidelog broker', () => {
       }
     }, 60_000)
   }
+
+  it('rack.aware.assignment.tags: with three instances in two zones, every standby is in another zone than its active', async () => {
+    const topic = 'sb-rack-words'
+    await t.admin.createTopics([{ name: topic, partitions: 4 }])
+    const dir = mkdtempSync(join(tmpdir(), 'tidelog-standby-rack-'))
+    const zones = ['eu-1a', 'eu-1a', 'eu-1b']
+    const apps = zones.map((zone, i) => {
+      const b = new StreamsBuilder()
+      b.stream<string, string>(topic).groupByKey().count(Materialized.as('sb-rack-counts'))
+      return new KafkaStreams(b.build(), {
+        'application.id': 'sb-rack-app',
+        'bootstrap.servers': t.brokers,
+        'default.key.serde': S,
+        'default.value.serde': S,
+        'num.standby.replicas': 1,
+        'state.dir': join(dir, `i${i}`),
+        'heartbeat.interval.ms': 300,
+        'client.tag.zone': zone,
+        'rack.aware.assignment.tags': 'zone',
+      })
+    })
+    const tasksOf = (s: KafkaStreams, kind: 'activeTasks' | 'standbyTasks') => s.metadataForLocalThreads().flatMap((m) => m[kind])
+    try {
+      for (const a of apps) await a.start()
+      await until('four actives and four standbys over the three instances', () =>
+        apps.every((a) => a.state === 'RUNNING') && apps.flatMap((a) => tasksOf(a, 'activeTasks')).length === 4 && apps.flatMap((a) => tasksOf(a, 'standbyTasks')).length === 4)
+      const zoneOf = (task: string, kind: 'activeTasks' | 'standbyTasks') => zones[apps.findIndex((a) => tasksOf(a, kind).includes(task))]
+      for (const task of ['0_0', '0_1', '0_2', '0_3']) expect(zoneOf(task, 'standbyTasks')).not.toBe(zoneOf(task, 'activeTasks'))
+      // The single eu-1b instance keeps the standby of every task active in eu-1a.
+      const inA = apps.slice(0, 2).flatMap((a) => tasksOf(a, 'activeTasks')).sort()
+      expect(tasksOf(apps[2]!, 'standbyTasks').sort()).toEqual(inA)
+    } finally {
+      await Promise.all(apps.map((a) => a.close()))
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })

@@ -102,7 +102,7 @@ describe('task assignor: standby replicas', () => {
 })
 
 describe('streams assignor: userData and SHUTDOWN_REQUESTED', () => {
-  const layout = { topicToSub: new Map([['in', 0], ['app-rep', 1]]), statefulSubs: new Set([1]), numStandbyReplicas: 1 }
+  const layout = { topicToSub: new Map([['in', 0], ['app-rep', 1]]), statefulSubs: new Set([1]), numStandbyReplicas: 1, changelogTopics: new Map([[1, ['app-store-changelog']]]), acceptableRecoveryLag: 10_000n, maxWarmupReplicas: 2, probingRebalanceIntervalMs: 600_000 }
   const member = (processId: string, errorCode = 0) => ({
     memberId: `m-${processId}`,
     groupInstanceId: null,
@@ -115,24 +115,94 @@ describe('streams assignor: userData and SHUTDOWN_REQUESTED', () => {
   const self = { subscriptionInfo: () => ({ processId: 'p', endpoint: '', prevActive: [], prevStandby: [], offsetSums: {}, errorCode: 0 }), onAssignmentInfo: () => {} }
   const counts = new Map([['in', 2], ['app-rep', 2]])
 
-  it('gives partitions of active tasks and standby tasks in userData', () => {
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2')], partitionCounts: counts })
+  it('gives partitions of active tasks and standby tasks in userData', async () => {
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2')], partitionCounts: counts })
     const parts = [...out.partitions.values()].flat().map((tp) => `${tp.topic}-${tp.partition}`).sort()
     expect(parts).toEqual(['app-rep-0', 'app-rep-1', 'in-0', 'in-1'])
     const standbys = [...out.userData.values()].flatMap((u) => decodeAssignmentInfo(u)!.standby).sort()
     expect(standbys).toEqual(['1_0', '1_1'])
   })
 
-  it('one member asking for shutdown gives every member SHUTDOWN_REQUESTED and no partitions', () => {
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2', AssignorError.SHUTDOWN_REQUESTED)], partitionCounts: counts })
+  it('one member asking for shutdown gives every member SHUTDOWN_REQUESTED and no partitions', async () => {
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [member('p1'), member('p2', AssignorError.SHUTDOWN_REQUESTED)], partitionCounts: counts })
     expect([...out.partitions.values()].flat()).toEqual([])
     for (const u of out.userData.values()) expect(decodeAssignmentInfo(u)!.errorCode).toBe(AssignorError.SHUTDOWN_REQUESTED)
   })
 
-  it('decodes version 1 userData (application.server only) and rejects garbage clearly', () => {
+  it('decodes version 1 userData (application.server only) and rejects garbage clearly', async () => {
     expect(decodeSubscriptionInfo(Buffer.concat([Buffer.from([1]), Buffer.from('h:1')]))!.endpoint).toBe('h:1')
     expect(() => decodeSubscriptionInfo(Buffer.from([2, 0x7b]))).toThrow(/unreadable subscription userData/)
-    const out = streamsAssignor(layout, self).assignWithUserData!({ members: [{ ...member('p1'), userData: Buffer.from([2, 0x7b]) }], partitionCounts: counts })
+    const out = await streamsAssignor(layout, self).assignWithUserData!({ members: [{ ...member('p1'), userData: Buffer.from([2, 0x7b]) }], partitionCounts: counts })
     expect([...out.partitions.values()].flat().length).toBe(4)
+  })
+})
+
+describe('rack-aware standby placement (KIP-708, Java\'s ClientTagAwareStandbyTaskAssignor)', () => {
+  const tagged = (pid: string, tags: Record<string, string>, prev: string[] = []): ClientInput => ({ ...client(pid, [prev]), tags: new Map(Object.entries(tags)) })
+
+  it('a standby goes to a client in another zone than its active, even when a same-zone client is less loaded or warmer', () => {
+    const six = tasks(6)
+    const clients = [tagged('a1', { zone: 'eu-1a' }), tagged('a2', { zone: 'eu-1a' }), tagged('b1', { zone: 'eu-1b' }), tagged('b2', { zone: 'eu-1b' })]
+    const r = assignTasks({ clients, tasks: six, stateful: new Set(six), numStandbyReplicas: 1, rackAwareAssignmentTags: ['zone'] })
+    const zone = (pid: string) => clients.find((c) => c.processId === pid)!.tags!.get('zone')
+    const active = byClient(r, 'active')
+    const standby = byClient(r, 'standby')
+    expect(r.unassignedStandbys).toBe(0)
+    expect(r.rackUnawareStandbys).toBe(0)
+    for (const t of six) {
+      const owner = [...active].find(([, l]) => l.includes(t))![0]
+      const holder = [...standby].find(([, l]) => l.includes(t))![0]
+      expect(zone(holder)).not.toBe(zone(owner))
+    }
+    // Without the tags, the same group puts some standbys in the active's zone.
+    const plain = assignTasks({ clients, tasks: six, stateful: new Set(six), numStandbyReplicas: 1 })
+    const sameZone = six.filter((t) => zone([...byClient(plain, 'active')].find(([, l]) => l.includes(t))![0]) === zone([...byClient(plain, 'standby')].find(([, l]) => l.includes(t))![0]))
+    expect(sameZone.length).toBeGreaterThan(0)
+  })
+
+  it('two replicas over zone and cluster: a tag whose values are all used stops counting, as in Java\'s example (2 clusters x 3 zones)', () => {
+    const clients = [['c1', '1a', 'k1'], ['c2', '1b', 'k1'], ['c3', '1c', 'k1'], ['c4', '1a', 'k2'], ['c5', '1b', 'k2'], ['c6', '1c', 'k2']].map(([pid, zone, cluster]) => tagged(pid!, { zone: zone!, cluster: cluster! }))
+    const six = tasks(6)
+    const r = assignTasks({ clients, tasks: six, stateful: new Set(six), numStandbyReplicas: 2, rackAwareAssignmentTags: ['zone', 'cluster'] })
+    const tagsOf = (pid: string) => clients.find((c) => c.processId === pid)!.tags!
+    const active = byClient(r, 'active')
+    const standby = byClient(r, 'standby')
+    expect(r.rackUnawareStandbys).toBe(0)
+    for (const t of six) {
+      const owner = [...active].find(([, l]) => l.includes(t))![0]
+      const holders = [...standby].filter(([, l]) => l.includes(t)).map(([pid]) => pid)
+      expect(holders.length).toBe(2)
+      // Three distinct zones among the active and its two replicas; the replicas cover both clusters' other one at least once.
+      expect(new Set([owner, ...holders].map((p) => tagsOf(p).get('zone'))).size).toBe(3)
+      expect(holders.some((p) => tagsOf(p).get('cluster') !== tagsOf(owner).get('cluster'))).toBe(true)
+    }
+  })
+
+  it('a tag with a single value constrains nothing; a replica no client satisfies is still placed on the best client left, counted as rack-unaware', () => {
+    const one = [tagged('a1', { zone: 'z' }), tagged('a2', { zone: 'z' })]
+    const r1 = assignTasks({ clients: one, tasks: tasks(2), stateful: new Set(tasks(2)), numStandbyReplicas: 1, rackAwareAssignmentTags: ['zone'] })
+    expect([r1.unassignedStandbys, r1.rackUnawareStandbys]).toEqual([0, 0])
+    expect([...byClient(r1, 'standby').values()].flat().sort()).toEqual(tasks(2))
+    // c1's replica must avoid zone 1a and cluster k1: no client does, so it falls back.
+    const two = [tagged('c1', { zone: '1a', cluster: 'k1' }, ['0_0']), tagged('c2', { zone: '1a', cluster: 'k2' }), tagged('c3', { zone: '1b', cluster: 'k1' })]
+    const r2 = assignTasks({ clients: two, tasks: tasks(1), stateful: new Set(tasks(1)), numStandbyReplicas: 1, rackAwareAssignmentTags: ['zone', 'cluster'] })
+    expect(byClient(r2, 'active').get('c1')).toEqual(['0_0'])
+    expect([r2.unassignedStandbys, r2.rackUnawareStandbys]).toEqual([0, 1])
+    expect([...byClient(r2, 'standby').values()].flat()).toEqual(['0_0'])
+  })
+
+  it('the subscription carries client tags; the configs are validated with Java\'s messages', async () => {
+    const { KafkaStreams, StreamsBuilder } = await import('@tidelog/streams')
+    const info = decodeSubscriptionInfo(encodeSubscriptionInfo({ processId: 'p', endpoint: '', prevActive: [], prevStandby: [], offsetSums: {}, errorCode: 0, clientTags: { zone: 'eu-1a' } }))!
+    expect(info.clientTags).toEqual({ zone: 'eu-1a' })
+    const b = new StreamsBuilder()
+    b.stream('x').to('y')
+    const make = (extra: object) => new KafkaStreams(b.build(), { 'application.id': 'r', 'bootstrap.servers': 'localhost:1', ...extra })
+    expect(() => make({ 'rack.aware.assignment.tags': 'zone' })).toThrow("Invalid value [zone] for configuration rack.aware.assignment.tags: Contains invalid value [zone] which doesn't have corresponding tag set via [client.tag.] prefix.")
+    expect(() => make({ 'rack.aware.assignment.tags': 'zone,a,b,c,d,e' })).toThrow('Invalid value [zone, a, b, c, d, e] for configuration rack.aware.assignment.tags: exceeds maximum list size of [5].')
+    expect(() => make({ 'client.tag.zoneeeeeeeeeeeeeeeeeeeeeeeeeeeeeee': 'eu-1' })).toThrow('Invalid value zoneeeeeeeeeeeeeeeeeeeeeeeeeeeeeee for configuration client.tag.zoneeeeeeeeeeeeeeeeeeeeeeeeeeeeeee: Tag key exceeds maximum length of 20.')
+    expect(() => make({ 'client.tag.zone': 'e'.repeat(31) })).toThrow(`Invalid value ${'e'.repeat(31)} for configuration client.tag.zone: Tag value exceeds maximum length of 30.`)
+    expect(() => make(Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((k) => [`client.tag.${k}`, '1'])))).toThrow('At most 5 client tags can be specified using client.tag. prefix.')
+    expect(() => make({ 'rack.aware.assignment.tags': ['zone'], 'client.tag.zone': 'eu-1' })).not.toThrow()
   })
 })

@@ -332,7 +332,7 @@ export class ConsumerCoordinator {
     }
     const topics = [...new Set(members.flatMap((mm) => mm.topics))].sort()
     const counts = await this.hooks.partitionCounts(topics)
-    const withData = assignor.assignWithUserData?.({ members, partitionCounts: counts })
+    const withData = await assignor.assignWithUserData?.({ members, partitionCounts: counts })
     const result = withData?.partitions ?? assignor.assign({ members, partitionCounts: counts })
     // Whatever the assignor, a cooperative group never hands over a partition its owner still holds.
     if (this.protocol === 'cooperative') {

@@ -12,7 +12,7 @@ import { GlobalStateThread } from './global-thread.js'
 import { sinkPartitionCounts } from './partition-counts.js'
 import { queryStore, type StoreQueryParameters } from '../queries/stores.js'
 import { StreamsMetadataState, type KeyQueryMetadata, type StreamsMetadata } from '../queries/metadata.js'
-import { statefulSubtopologies } from './assignment/layout.js'
+import { changelogTopicsBySubtopology } from './assignment/layout.js'
 import type { Serializer } from '../serdes.js'
 
 /** Kafka Streams' defaults: commit.interval.ms is 100 under exactly_once_v2, else 30000; producers' transaction.timeout.ms 10000 under EOS. */
@@ -65,6 +65,8 @@ export class KafkaStreams {
     const eos = guarantee === 'exactly_once_v2'
     const standbys = config['num.standby.replicas'] ?? 0
     if (!Number.isInteger(standbys) || standbys < 0) throw new StreamsException(`Invalid value ${standbys} for configuration num.standby.replicas: Value must be at least 0`)
+    const warmup = warmupConfig(config)
+    const { clientTags, rackAwareAssignmentTags } = rackAwareConfig(config)
     this.applicationId = appId
     this.brokers = typeof servers === 'string' ? servers.split(',').map((s) => s.trim()) : [...servers]
     if (config['default.key.serde'] && !topology.defaults.key) topology.defaults.key = config['default.key.serde']
@@ -89,7 +91,12 @@ export class KafkaStreams {
       directory: new TaskDirectory(config['state.dir'] ?? defaultStateDir(), appId),
       logger: config.logger,
       onThreadState: (t, next, old) => this.onThreadState(t, next, old),
-      layout: { topicToSub: new Map(), statefulSubs: new Set(), numStandbyReplicas: standbys },
+      layout: { topicToSub: new Map(), statefulSubs: new Set(), numStandbyReplicas: standbys, changelogTopics: new Map(), ...warmup, rackAwareAssignmentTags },
+      clientTags,
+      assignorLookups: {
+        endOffsets: async (tps) => new Map((await this.admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: 'latest' as const })))).map((o) => [`${o.topic}:${o.partition}`, o.offset])),
+        now: Date.now,
+      },
       processId: this.processId,
       endpoint: config['application.server'] ?? '',
       onShutdownRequested: () => this.fail(this.failure ?? new StreamsException('the application was asked to shut down: an instance\'s uncaught exception handler answered SHUTDOWN_APPLICATION')),
@@ -137,6 +144,11 @@ export class KafkaStreams {
     return [...this.threads.values()].reduce((n, t) => n + t.standbyRecords, 0)
   }
 
+  /** Probing rebalances (KIP-441) this instance's threads triggered so far. */
+  get probingRebalances(): number {
+    return [...this.threads.values()].reduce((n, t) => n + t.probing.triggered, 0)
+  }
+
   /** Creates the internal topics, starts the stream threads (resolves once each has subscribed). */
   async start(): Promise<void> {
     if (this.state !== 'CREATED') throw new StreamsException(`KafkaStreams is not in CREATED state (it is ${this.state}): start() can only be called once`)
@@ -154,7 +166,8 @@ export class KafkaStreams {
         }
       }
       for (const t of internal.internalTopics.keys()) (this.env.repartitionTopics as Set<string>).add(internal.decorate(t, this.applicationId))
-      this.env.layout = { ...this.env.layout, topicToSub, statefulSubs: statefulSubtopologies(internal) }
+      const changelogTopics = changelogTopicsBySubtopology(internal, this.applicationId)
+      this.env.layout = { ...this.env.layout, topicToSub, statefulSubs: new Set(changelogTopics.keys()), changelogTopics }
       await enforceCopartitioning(internal, this.admin)
       const plan = await planInternalTopics(internal, this.applicationId, this.admin)
       await createInternalTopics(this.admin, plan.topics, this.config['replication.factor'])
@@ -294,4 +307,45 @@ export class KafkaStreams {
     this.failure ??= e
     if (this.machine.to('PENDING_ERROR')) void this.close()
   }
+}
+
+/** Java's StreamsConfig validators for KIP-441's three configs (same messages). */
+function warmupConfig(config: StreamsConfig): { acceptableRecoveryLag: bigint; maxWarmupReplicas: number; probingRebalanceIntervalMs: number } {
+  const check = (name: keyof StreamsConfig, fallback: number, min: number): number => {
+    const v = config[name] ?? fallback
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new StreamsException(`Invalid value ${String(v)} for configuration ${name}: Value must be at least ${min}`)
+    return v
+  }
+  const internalProbe = config['__probing.rebalance.interval.ms__']
+  return {
+    acceptableRecoveryLag: BigInt(check('acceptable.recovery.lag', 10_000, 0)),
+    maxWarmupReplicas: check('max.warmup.replicas', 2, 1),
+    probingRebalanceIntervalMs: internalProbe !== undefined ? check('__probing.rebalance.interval.ms__', 0, 1) : check('probing.rebalance.interval.ms', 600_000, 60_000),
+  }
+}
+
+const MAX_CLIENT_TAGS = 5
+const MAX_TAG_KEY_LENGTH = 20
+const MAX_TAG_VALUE_LENGTH = 30
+
+/** KIP-708's configs, validated as Java's StreamsConfig (same messages). */
+function rackAwareConfig(config: StreamsConfig): { clientTags: Record<string, string>; rackAwareAssignmentTags: string[] } {
+  const clientTags: Record<string, string> = {}
+  for (const [name, value] of Object.entries(config)) {
+    if (!name.startsWith('client.tag.') || value === undefined) continue
+    const key = name.slice('client.tag.'.length)
+    if (key.length > MAX_TAG_KEY_LENGTH) throw new StreamsException(`Invalid value ${key} for configuration ${name}: Tag key exceeds maximum length of ${MAX_TAG_KEY_LENGTH}.`)
+    if (typeof value !== 'string') throw new StreamsException(`Invalid value ${String(value)} for configuration ${name}: Tag value must be a string.`)
+    if (value.length > MAX_TAG_VALUE_LENGTH) throw new StreamsException(`Invalid value ${value} for configuration ${name}: Tag value exceeds maximum length of ${MAX_TAG_VALUE_LENGTH}.`)
+    clientTags[key] = value
+  }
+  if (Object.keys(clientTags).length > MAX_CLIENT_TAGS) throw new StreamsException(`At most ${MAX_CLIENT_TAGS} client tags can be specified using client.tag. prefix.`)
+  const raw = config['rack.aware.assignment.tags'] ?? []
+  const tags = (typeof raw === 'string' ? raw.split(',') : raw).map((t) => t.trim()).filter((t) => t !== '')
+  const shown = `[${tags.join(', ')}]`
+  if (tags.length > MAX_CLIENT_TAGS) throw new StreamsException(`Invalid value ${shown} for configuration rack.aware.assignment.tags: exceeds maximum list size of [${MAX_CLIENT_TAGS}].`)
+  for (const t of tags) {
+    if (!(t in clientTags)) throw new StreamsException(`Invalid value ${shown} for configuration rack.aware.assignment.tags: Contains invalid value [${t}] which doesn't have corresponding tag set via [client.tag.] prefix.`)
+  }
+  return { clientTags, rackAwareAssignmentTags: tags }
 }

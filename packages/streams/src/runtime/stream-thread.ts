@@ -9,6 +9,7 @@ import { Machine, THREAD_STATE_TRANSITIONS } from './state.js'
 import { changelogsOf, restoreTask } from './restore.js'
 import type { ThreadEnv, ThreadMetadata, TopicPartition } from './thread-env.js'
 import { StandbyTasks } from './standby.js'
+import { ProbingSchedule } from './probing.js'
 import { streamsAssignor } from './assignment/streams-assignor.js'
 import { AssignorError, type AssignmentInfo, type SubscriptionInfo } from './assignment/codec.js'
 import { ThreadCache } from '../state/cache.js'
@@ -72,6 +73,8 @@ export class StreamThread {
   private readonly cache: ThreadCache | undefined
   commits = 0
   recoveries = 0
+  /** KIP-441: when this thread triggers a probing rebalance (the leader gave it the time). */
+  readonly probing = new ProbingSchedule()
 
   constructor(readonly index: number, private readonly env: ThreadEnv, private readonly onDeath: (thread: StreamThread, error: unknown) => void) {
     this.cache = recordCache(env.config)
@@ -83,7 +86,7 @@ export class StreamThread {
       groupId: env.applicationId,
       autoOffsetReset: 'earliest',
       autoCommit: false,
-      assignors: [streamsAssignor(env.layout, this, env.logger)],
+      assignors: [streamsAssignor(env.layout, this, env.logger, env.assignorLookups)],
       isolationLevel: env.eos ? 'read_committed' : 'read_uncommitted',
       ...(env.config['session.timeout.ms'] !== undefined ? { sessionTimeoutMs: env.config['session.timeout.ms'] } : {}),
       ...(env.config['heartbeat.interval.ms'] !== undefined ? { heartbeatIntervalMs: env.config['heartbeat.interval.ms'] } : {}),
@@ -119,12 +122,14 @@ export class StreamThread {
       prevStandby: this.standbys.keys(),
       offsetSums: sums,
       errorCode: this.errorCode,
+      clientTags: this.env.clientTags ?? {},
     }
   }
 
   /** Called by the assignor before onPartitionsAssigned. */
   onAssignmentInfo(info: AssignmentInfo): void {
     this.standbyPlan = info.standby
+    this.probing.onAssignment(info.nextRebalanceMs)
     if (info.errorCode === AssignorError.SHUTDOWN_REQUESTED) this.shutdownRequested = true
   }
 
@@ -253,6 +258,7 @@ export class StreamThread {
     const s = this.machine.state
     if (this.active > 0 || (s !== 'RUNNING' && s !== 'PARTITIONS_ASSIGNED')) return
     try {
+      if (this.probing.due(Date.now())) this.consumer.enforceRebalance('Scheduled probing rebalance (KIP-441: warm-up replicas are catching up)')
       for (const t of this.tasks.values()) t.maybePunctuateSystemTime()
       this.drainOutbox()
       if (Date.now() - this.lastCommit >= this.env.commitIntervalMs) await this.serial(() => this.commit())

@@ -2,7 +2,7 @@ import type { Admin, Logger } from '@tidelog/client'
 import type { StreamsConfig } from '../config.js'
 import type { StateStore } from '../store.js'
 import type { Topology } from '../topology.js'
-import type { TaskLayout } from './assignment/streams-assignor.js'
+import type { AssignorLookups, TaskLayout } from './assignment/streams-assignor.js'
 import type { StreamThreadState } from './state.js'
 import type { TaskDirectory } from './task-directory.js'
 import type { StreamThread } from './stream-thread.js'
@@ -34,6 +34,10 @@ export interface ThreadEnv {
   onThreadState(thread: StreamThread, next: StreamThreadState, old: StreamThreadState): void
   /** What the group assignor needs of the topology (Java's StreamsPartitionAssignor). */
   layout: TaskLayout
+  /** The leader's look-ups while assigning (changelog end offsets for KIP-441 lags). */
+  assignorLookups?: AssignorLookups
+  /** client.tag.* (KIP-708), sent in every subscription. */
+  clientTags?: Record<string, string>
   /** Java's processId: the leader groups threads into clients by it. */
   processId: string
   /** application.server, advertised for interactive queries ('' when unset). */

@@ -26,6 +26,11 @@ export interface AssignmentInput {
   partitionCounts: ReadonlyMap<string, number>
 }
 
+export interface AssignmentWithUserData {
+  partitions: Map<string, TopicPartition[]>
+  userData: ReadonlyMap<string, Uint8Array>
+}
+
 /**
  * A partition assignor (Java's ConsumerPartitionAssignor). The group leader runs the one the
  * group agreed on; `name` is what JoinGroup advertises, so members of other clients using the
@@ -42,9 +47,10 @@ export interface Assignor {
   /**
    * Java's Assignment userData: when present the leader calls this instead of assign() and sends
    * each member its bytes beside its partitions (Kafka Streams' AssignmentInfo: standby tasks,
-   * error codes).
+   * error codes). It may be async: Kafka Streams' leader looks up changelog end offsets to
+   * compute each client's lag (KIP-441) before it places tasks.
    */
-  assignWithUserData?(input: AssignmentInput): { partitions: Map<string, TopicPartition[]>; userData: ReadonlyMap<string, Uint8Array> }
+  assignWithUserData?(input: AssignmentInput): AssignmentWithUserData | Promise<AssignmentWithUserData>
   /** Java's ConsumerPartitionAssignor#onAssignment: this member's assignment, before onPartitionsAssigned. */
   onAssignment?(assignment: { partitions: TopicPartition[]; userData: Uint8Array | null; generationId: number }): void
 }

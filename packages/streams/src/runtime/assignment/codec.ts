@@ -31,6 +31,8 @@ export interface SubscriptionInfo {
   /** Java's taskOffsetSums: per task with local state, the sum of its stores' changelog positions (the leader derives lags from them). */
   offsetSums: Record<string, string>
   errorCode: number
+  /** Java's clientTags (KIP-708): the instance's client.tag.* configs, for rack-aware standby placement. */
+  clientTags?: Record<string, string>
 }
 
 /** What the leader sends each thread beside its partitions. */
@@ -38,6 +40,12 @@ export interface AssignmentInfo {
   /** Standby tasks for this thread (their changelogs are read, nothing is processed). */
   standby: string[]
   errorCode: number
+  /**
+   * Java's AssignmentInfo.nextRebalanceMs (KIP-441): the wall-clock time at which this member
+   * triggers a probing rebalance, because warm-up replicas are catching up somewhere. Only one
+   * member (a thread of the leader's client) is given it; absent means none is scheduled.
+   */
+  nextRebalanceMs?: number
 }
 
 function encode(body: object): Uint8Array {
@@ -53,6 +61,12 @@ function decodeBody(bytes: Uint8Array, what: string): Record<string, unknown> {
   }
   if (typeof body !== 'object' || body === null) throw new StreamsException(`unreadable ${what} userData: not an object`)
   return body as Record<string, unknown>
+}
+
+function stringRecord(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x
+  return out
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
@@ -78,6 +92,7 @@ export function decodeSubscriptionInfo(bytes: Uint8Array | null | undefined): Su
     prevStandby: strings(b.prevStandby),
     offsetSums: sums,
     errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0,
+    clientTags: stringRecord(b.clientTags),
   }
 }
 
@@ -88,5 +103,10 @@ export function encodeAssignmentInfo(info: AssignmentInfo): Uint8Array {
 export function decodeAssignmentInfo(bytes: Uint8Array | null | undefined): AssignmentInfo | undefined {
   if (!bytes || bytes.length < 1 || bytes[0] !== USERDATA_VERSION) return undefined
   const b = decodeBody(bytes, 'assignment')
-  return { standby: strings(b.standby), errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0 }
+  const next = b.nextRebalanceMs
+  return {
+    standby: strings(b.standby),
+    errorCode: typeof b.errorCode === 'number' ? b.errorCode : 0,
+    ...(typeof next === 'number' && Number.isFinite(next) ? { nextRebalanceMs: next } : {}),
+  }
 }

@@ -5,7 +5,10 @@
  * without a running owner goes preferably to a client holding its state (a standby, or the most
  * changelog offsets: KIP-441's "caught-up" client), and an active task and its standbys are never
  * on the same client. Pure and deterministic: the same subscriptions give the same assignment.
+ * KIP-441's warm-ups are applied last (task-movement.ts).
  */
+import { assignTaskMovements, isCaughtUp, lagFor, type Movement } from './task-movement.js'
+import { placeStandbys } from './standby-placement.js'
 
 export interface ThreadInput {
   memberId: string
@@ -18,6 +21,8 @@ export interface ClientInput {
   threads: ThreadInput[]
   /** Per task, the sum of the changelog offsets this client holds locally (from its threads' tasks and its checkpoints). */
   offsetSums: ReadonlyMap<string, bigint>
+  /** Its client.tag.* (KIP-708), for rack-aware standby placement. */
+  tags?: ReadonlyMap<string, string>
 }
 
 export interface TaskAssignmentInput {
@@ -27,6 +32,22 @@ export interface TaskAssignmentInput {
   /** Tasks with logged state (only they get standbys). */
   stateful: ReadonlySet<string>
   numStandbyReplicas: number
+  /**
+   * KIP-441: per stateful task, the sum of its changelog partitions' end offsets (the leader
+   * looks them up). Absent when unknown: then no client counts as behind and nothing is held back.
+   */
+  endOffsetSums?: ReadonlyMap<string, bigint>
+  /**
+   * The end offsets could not be looked up: stateful tasks stay on the clients that ran them
+   * (Java's FallbackPriorTaskAssignor), without warm-ups; a probing rebalance retries.
+   */
+  keepPriorOwners?: boolean
+  /** acceptable.recovery.lag (default 10000): how far behind a client may be and still count as caught up. */
+  acceptableRecoveryLag?: bigint
+  /** max.warmup.replicas (default 2): warm-up replicas handed out per assignment, beyond the standbys. */
+  maxWarmupReplicas?: number
+  /** rack.aware.assignment.tags (KIP-708): client tag keys standby replicas are spread over. */
+  rackAwareAssignmentTags?: readonly string[]
 }
 
 export interface TaskAssignment {
@@ -34,7 +55,17 @@ export interface TaskAssignment {
   threads: Map<string, { active: string[]; standby: string[] }>
   /** Standby replicas that found no client (fewer clients than num.standby.replicas + 1). */
   unassignedStandbys: number
+  /** With rack.aware.assignment.tags: replicas placed without the tag constraint (too few distinct tag values). */
+  rackUnawareStandbys: number
+  /** KIP-441 movements held back for a warm-up (or swapped with a caught-up standby). */
+  movements: Movement[]
+  /** Warm-ups are catching up: the leader schedules a probing rebalance (Java's probingRebalanceNeeded). */
+  probingRebalanceNeeded: boolean
 }
+
+/** Java's StreamsConfig defaults for KIP-441. */
+export const ACCEPTABLE_RECOVERY_LAG_DEFAULT = 10_000n
+export const MAX_WARMUP_REPLICAS_DEFAULT = 2
 
 interface Bin {
   id: string
@@ -117,29 +148,32 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     warmth: (task) => warmthOf(c, task),
   }))
   const active = distribute(tasks, clientBins)
+  const byPid = new Map(clients.map((c) => [c.processId, c]))
   const owner = new Map<string, string>()
   for (const [pid, list] of active) for (const t of list) owner.set(t, pid)
 
-  // Standbys: each replica on a client holding neither the active nor another replica of the task.
-  const standby = new Map<string, string[]>(clients.map((c) => [c.processId, []]))
-  let unassigned = 0
-  for (const task of tasks.filter((t) => input.stateful.has(t))) {
-    for (let r = 0; r < input.numStandbyReplicas; r++) {
-      let best: ClientInput | undefined
-      for (const c of clients) {
-        if (owner.get(task) === c.processId || standby.get(c.processId)!.includes(task)) continue
-        if (best === undefined) {
-          best = c
-          continue
-        }
-        const w = warmthOf(c, task) - warmthOf(best, task)
-        const load = (x: ClientInput) => standby.get(x.processId)!.length / Math.max(1, x.threads.length)
-        if (w > 0n || (w === 0n && load(c) < load(best))) best = c
-      }
-      if (best === undefined) unassigned++
-      else standby.get(best.processId)!.push(task)
-    }
-  }
+  const placed = placeStandbys({
+    clients: clients.map((c) => ({ processId: c.processId, capacity: Math.max(1, c.threads.length), tags: c.tags ?? new Map() })),
+    tasks: tasks.filter((t) => input.stateful.has(t)),
+    owner,
+    numStandbyReplicas: input.numStandbyReplicas,
+    warmth: (pid, task) => warmthOf(byPid.get(pid)!, task),
+    rackAwareAssignmentTags: input.rackAwareAssignmentTags ?? [],
+  })
+  const standby = placed.standby
+
+  const statefulTasks = tasks.filter((t) => input.stateful.has(t))
+  const caughtUp = input.endOffsetSums !== undefined
+    ? caughtUpClients(clients, statefulTasks, input.endOffsetSums, input.acceptableRecoveryLag ?? ACCEPTABLE_RECOVERY_LAG_DEFAULT)
+    : input.keepPriorOwners ? priorOwners(clients, statefulTasks) : undefined
+  const movements = caughtUp === undefined ? [] : assignTaskMovements({
+    clients: clients.map((c) => c.processId),
+    active,
+    standby,
+    capacity: new Map(clients.map((c) => [c.processId, Math.max(1, c.threads.length)])),
+    caughtUp,
+    maxWarmupReplicas: input.endOffsetSums === undefined ? 0 : input.maxWarmupReplicas ?? MAX_WARMUP_REPLICAS_DEFAULT,
+  }, compareTaskIds)
 
   const threads = new Map<string, { active: string[]; standby: string[] }>()
   for (const c of clients) {
@@ -150,5 +184,26 @@ export function assignTasks(input: TaskAssignmentInput): TaskAssignment {
     const s = distribute(standby.get(c.processId)!, bins((t) => t.prevStandby, (t) => t.prevActive))
     for (const t of members) threads.set(t.memberId, { active: a.get(t.memberId)!, standby: s.get(t.memberId)! })
   }
-  return { threads, unassignedStandbys: unassigned }
+  return { threads, unassignedStandbys: placed.unassigned, rackUnawareStandbys: placed.rackUnaware, movements, probingRebalanceNeeded: movements.length > 0 || (input.keepPriorOwners === true && statefulTasks.length > 0) }
+}
+
+/** Without lags, only the client that ran a task counts as caught up on it. */
+function priorOwners(clients: readonly ClientInput[], stateful: readonly string[]): Map<string, Set<string>> {
+  return new Map(stateful.map((task) => [task, new Set(clients.filter((c) => c.threads.some((t) => t.prevActive.has(task))).map((c) => c.processId))]))
+}
+
+/** Java's tasksToCaughtUpClients: per stateful task with a known end, the clients within the acceptable lag. */
+function caughtUpClients(clients: readonly ClientInput[], stateful: readonly string[], ends: ReadonlyMap<string, bigint>, acceptable: bigint): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>()
+  for (const task of stateful) {
+    const end = ends.get(task)
+    if (end === undefined) continue
+    const set = new Set<string>()
+    for (const c of clients) {
+      const lag = lagFor({ ranActive: c.threads.some((t) => t.prevActive.has(task)), offsetSum: c.offsetSums.get(task), endOffsetSum: end })
+      if (isCaughtUp(lag, acceptable)) set.add(c.processId)
+    }
+    out.set(task, set)
+  }
+  return out
 }
