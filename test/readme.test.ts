@@ -65,6 +65,6 @@ describe("the README's librdkafka line is what the last runs recorded (test/libr
     const text = readFileSync(fileURLToPath(new URL('./librdkafka/tidelog-results.txt', import.meta.url)), 'utf8')
     const m = /^# (\d+) passed, \d+ failed, \d+ skipped of (\d+) runs/m.exec(text)
     expect(m, 'tidelog-results.txt: the SASL pass line "# N passed, N failed, N skipped of N runs"').not.toBeNull()
-    expect(readme().replace(/\s+/g, ' ')).toContain(`against a SASL_PLAINTEXT listener, ${m![1]} of its ${m![2]} runs pass`)
+    expect(readme().replace(/\s+/g, ' ')).toContain(`against a SASL_SSL listener, ${m![1]} of its ${m![2]} runs pass`)
   })
 })

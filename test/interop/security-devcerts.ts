@@ -1,9 +1,19 @@
 /**
- * Pieces of test/interop/security-broker.test.ts's development-certificate cases: README
- * shell lines run in their own process group, and a Java program that tries TLS settings.
+ * Pieces shared by test/interop/security-broker.test.ts and security-broker-devcerts.test.ts:
+ * a peer command run with a deadline, an optional peer's version probe, README shell lines run
+ * in their own process group, and a Java program that tries TLS settings.
  */
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { KAFKA_VERSIONS, peerUnavailable } from '../helpers/kafka.js'
+
+/** The Kafka release whose Java client and tools these files run. */
+export const version = KAFKA_VERSIONS.latest
+/** Debian's python3, which has kafka-python and confluent-kafka. */
+export const PYTHON = '/usr/bin/python3'
+/** The SCRAM user alice's password on the brokers these files start. */
+export const PASSWORD = 'alice-Secret-7'
+
 
 /** The lines of the first ```sh block after `heading` in a markdown file. */
 export function shellBlock(file: URL, heading: string): string[] {
@@ -92,3 +102,30 @@ public class TlsProbe {
   }
 }
 `
+
+/** Runs a peer command with its stdin given; killed after timeoutMs (its status is then null). */
+export function run(cmd: string, args: string[], input?: string, timeoutMs = 90_000): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('close', (status) => {
+      clearTimeout(timer)
+      resolve({ status, stdout, stderr })
+    })
+    child.stdin.end(input ?? '')
+  })
+}
+
+/** The peer's version, or undefined when it is missing (peerUnavailable: under CI=true that fails). */
+export function optional(peer: string, probe: () => string): string | undefined {
+  try {
+    return probe()
+  } catch (e) {
+    peerUnavailable(peer, e)
+    return undefined
+  }
+}

@@ -114,8 +114,11 @@ describe('the SASL pass', () => {
       '[0142_reauthentication       /  1.0s] [ do_test_txn_producer:329: test reauth in the middle of a txn, txn is committed: PASS (15.06s) ]',
       '[0142_reauthentication       /  2.0s] [ do_test_producer:79: test producer message loss while reauthenticating: FAIL ]',
       '[0142_reauthentication       /  3.0s] ================= Test 0142_reauthentication PASSED =================',
+      // 0097 has no SUB_TEST: it prints its own start and PASSED lines per case.
+      '\x1b[0m\x1b[36m[0097_ssl_verify             /  0.020s] \x1b[34m[ 714: SSL cert verify: verify_ok=1, untrusted_client_key=0, load_key=location ]',
+      '\x1b[0m\x1b[36m[0097_ssl_verify             /  1.029s] \x1b[32m[ PASSED: 714: SSL cert verify: verify_ok=1, untrusted_client_key=0, load_key=location ]',
     ].join('\n')
-    expect(countSubtestPasses(log)).toBe(2)
+    expect(countSubtestPasses(log)).toBe(3)
   })
 
   it('reads <test>@<job> names in expectations', () => {

@@ -228,8 +228,8 @@ async function main(): Promise<number> {
       const dir = join(workDir, 'sasl')
       mkdirSync(dir, { recursive: true })
       broker = await startTidelog(dir, saslBrokerArgs(dir))
-      await createScramUsers(broker.bootstrap)
-      console.log(`SASL pass: tidelog on SASL_PLAINTEXT ${broker.bootstrap}, connections.max.reauth.ms=${REAUTH_MS}`)
+      await createScramUsers(broker.bootstrap, dir)
+      console.log(`SASL pass: tidelog on SASL_SSL ${broker.bootstrap} (certificates: tidelog-broker certs), connections.max.reauth.ms=${REAUTH_MS}`)
       sasl = await runSaslPass({ testsDir, bootstrap: broker.bootstrap, kafkaVersion: broker.kafkaVersion, kafkaPath, workDir: dir, timeoutMs })
     }
   } finally {
@@ -251,7 +251,7 @@ async function main(): Promise<number> {
     `TEST_KAFKA_VERSION=${kafkaVersion}, run-test.sh -Q -E -L -p${values.parallel}, ${new Date().toISOString()}`,
     `${mainCounts.PASSED} passed, ${mainCounts.FAILED} failed, ${mainCounts.SKIPPED} skipped in ${fmt(suite?.seconds ?? 0)}`,
     ...(sasl
-      ? [`SASL pass (<test>@<job>: SASL_PLAINTEXT, PLAIN / SCRAM-SHA-256/512 / OAUTHBEARER, connections.max.reauth.ms=${REAUTH_MS}; sasl.ts):`, `${countLine(saslCounts)} of ${sasl.results.length} runs in ${fmt(sasl.seconds)}`]
+      ? [`SASL pass (<test>@<job>: SASL_SSL, PLAIN / SCRAM-SHA-256/512 / OAUTHBEARER, connections.max.reauth.ms=${REAUTH_MS}; sasl.ts):`, `${countLine(saslCounts)} of ${sasl.results.length} runs in ${fmt(sasl.seconds)}`]
       : []),
   ]
   if (values.tests) {

@@ -1,9 +1,13 @@
 /**
- * The SASL pass: librdkafka's tests that skip on a PLAINTEXT cluster (0135, 0142) run
- * again against a tidelog-broker whose only listener is SASL_PLAINTEXT, with PLAIN,
- * SCRAM-SHA-256/512 and OAUTHBEARER (unsecured development tokens) enabled and KIP-368
- * re-authentication on. The SCRAM users are created with @tidelog/client's Admin
- * (AlterUserScramCredentials, KIP-554) once the broker listens.
+ * The SASL pass: librdkafka's tests that skip on a PLAINTEXT cluster (0097, 0135, 0142)
+ * run again against a tidelog-broker whose only listener is SASL_SSL, as issue 19 asks,
+ * with PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER (unsecured development tokens) enabled
+ * and KIP-368 re-authentication on. The certificates are the broker's own development
+ * ones (`tidelog-broker certs`, a CA and a server certificate for 127.0.0.1), and every
+ * job's test.conf carries the client SSL settings trivup writes for its SSL clusters
+ * (ssl.ca.location, ssl.certificate.location, ssl.key.location, ssl.key.password). The
+ * SCRAM users are created with @tidelog/client's Admin (AlterUserScramCredentials,
+ * KIP-554) once the broker listens.
  *
  * Results are named `<test>@<job>` (e.g. `0142_reauthentication@plain:do_test_producer`)
  * so expectations.txt lists them beside the main pass.
@@ -13,13 +17,21 @@
  * "function:line: title") because some of its subtests cannot run on one node, on
  * Apache Kafka either: do_test_consumer creates a replication-factor-3 topic, and the
  * share-consumer ones need KIP-932 share groups (librdkafka asks for 4.2).
+ * 0097 (certificate verification callbacks and every way of loading keys and CAs) also
+ * reads the SSL_* variables trivup exports, pointing at the same certificates in PEM,
+ * DER and PKCS#12 (sslEnv).
  * 0126 (OIDC) stays not-applicable: it needs trivup's OIDC token endpoint
  * (VALID_OIDC_URL) and replication-factor-3 topics.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { createPrivateKey, X509Certificate } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Admin } from '@tidelog/client'
-import { ANSI, runSuite, type SuiteOptions, type TestResult } from './suite.js'
+import { ANSI, LibrdkafkaHarnessError, runSuite, type SuiteOptions, type TestResult } from './suite.js'
+
+const brokerMain = fileURLToPath(new URL('../../apps/broker/dist/main.js', import.meta.url))
 
 /** A result of the SASL pass (`<test>@<job>`), as opposed to one of the main pass. */
 export function isSaslResult(name: string): boolean {
@@ -36,12 +48,71 @@ export const SASL_USER = { name: 'rdktest', password: 'rdktest-secret' }
  */
 export const REAUTH_MS = 10_000
 
-/** The broker flags (besides port, data dir and topic defaults) for the SASL pass. */
+/** Password of the PKCS#12 stores `tidelog-broker certs` writes (0097 reads client.p12 with it). */
+const STORE_PASSWORD = 'rdktest-store'
+
+/** Where the pass's certificates live: `tidelog-broker certs --dir <dir>/certs`. */
+export function saslCertsDir(dir: string): string {
+  return join(dir, 'certs')
+}
+
+/**
+ * Makes the development certificates with the broker's own command, plus the DER copies
+ * 0097 loads through set_ssl_cert() (trivup writes those with openssl; node's crypto
+ * gives the same encodings: the certificate's DER, the key as PKCS#8 DER).
+ */
+export function makeSaslCerts(dir: string): string {
+  const certs = saslCertsDir(dir)
+  if (!existsSync(brokerMain)) throw new LibrdkafkaHarnessError(`${brokerMain} is missing: run npx turbo run build --filter=@tidelog/broker... first`)
+  try {
+    execFileSync(process.execPath, [brokerMain, 'certs', '--dir', certs, '--password', STORE_PASSWORD], { stdio: ['ignore', 'ignore', 'pipe'] })
+  } catch (err) {
+    throw new LibrdkafkaHarnessError(`tidelog-broker certs failed: ${(err as { stderr?: Buffer }).stderr?.toString() ?? String(err)}`)
+  }
+  for (const name of ['client', 'ca']) writeFileSync(join(certs, `${name}.der`), new X509Certificate(readFileSync(join(certs, `${name}.pem`))).raw)
+  writeFileSync(join(certs, 'client.key.der'), createPrivateKey(readFileSync(join(certs, 'client.key'))).export({ format: 'der', type: 'pkcs8' }))
+  return certs
+}
+
+/**
+ * The client side of SSL in each job's test.conf, as trivup writes it for an SSL cluster.
+ * The broker does not ask SASL_SSL clients for a certificate (as Kafka), so only 0097 uses
+ * the client key; with a CA and the server certificate's IP:127.0.0.1, librdkafka's default
+ * ssl.endpoint.identification.algorithm=https holds.
+ */
+export function sslClientConf(certs: string): Record<string, string> {
+  return {
+    'ssl.ca.location': join(certs, 'ca.pem'),
+    'ssl.certificate.location': join(certs, 'client.pem'),
+    'ssl.key.location': join(certs, 'client.key'),
+    'ssl.key.password': STORE_PASSWORD,
+  }
+}
+
+/** The SSL_* variables 0097 reads (trivup's names) for the same certificates in each encoding. */
+export function sslEnv(certs: string): Record<string, string> {
+  return {
+    SSL_pkcs: join(certs, 'client.p12'),
+    SSL_password: STORE_PASSWORD,
+    SSL_pub_pem: join(certs, 'client.pem'),
+    SSL_pub_der: join(certs, 'client.der'),
+    SSL_priv_pem: join(certs, 'client.key'),
+    SSL_priv_der: join(certs, 'client.key.der'),
+    SSL_all_cas_pem: join(certs, 'ca.pem'),
+    SSL_ca_der: join(certs, 'ca.der'),
+    // The listener is SASL_SSL, which never asks for a client certificate.
+    SSL_client_auth: 'none',
+  }
+}
+
+/** The broker flags (besides port, data dir and topic defaults) for the SASL pass; makes the certificates and the PLAIN users file in dir. */
 export function saslBrokerArgs(dir: string): string[] {
+  const certs = makeSaslCerts(dir)
   const users = join(dir, 'plain-users.jaas')
   writeFileSync(users, `KafkaServer {\n  org.apache.kafka.common.security.plain.PlainLoginModule required\n  user_${SASL_USER.name}="${SASL_USER.password}";\n};\n`)
   return [
-    '--listeners', 'SASL_PLAINTEXT://127.0.0.1:0',
+    '--listeners', 'SASL_SSL://127.0.0.1:0',
+    '--ssl-keystore-location', join(certs, 'server-keystore.pem'),
     '--sasl-enabled-mechanisms', 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER',
     '--sasl-plain-users-file', users,
     '--connections-max-reauth-ms', String(REAUTH_MS),
@@ -49,15 +120,16 @@ export function saslBrokerArgs(dir: string): string[] {
 }
 
 const PLAIN = {
-  'security.protocol': 'SASL_PLAINTEXT',
+  'security.protocol': 'SASL_SSL',
   'sasl.mechanism': 'PLAIN',
   'sasl.username': SASL_USER.name,
   'sasl.password': SASL_USER.password,
 }
 
-/** The SCRAM user (the same name and password as PLAIN's) for both mechanisms, made through our Admin over PLAIN. */
-export async function createScramUsers(bootstrap: string): Promise<void> {
-  const admin = new Admin({ brokers: [bootstrap], clientId: 'rdk-scram-setup', sasl: { mechanism: 'PLAIN', username: SASL_USER.name, password: SASL_USER.password } })
+/** The SCRAM user (the same name and password as PLAIN's) for both mechanisms, made through our Admin over PLAIN on the SASL_SSL listener. */
+export async function createScramUsers(bootstrap: string, dir: string): Promise<void> {
+  const ssl = { ca: readFileSync(join(saslCertsDir(dir), 'ca.pem')) }
+  const admin = new Admin({ brokers: [bootstrap], clientId: 'rdk-scram-setup', ssl, sasl: { mechanism: 'PLAIN', username: SASL_USER.name, password: SASL_USER.password } })
   try {
     await admin.alterUserScramCredentials(
       (['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const).map((mechanism) => ({ user: SASL_USER.name, credentialInfo: { mechanism, iterations: 4096 }, password: SASL_USER.password })),
@@ -70,7 +142,7 @@ export async function createScramUsers(bootstrap: string): Promise<void> {
 const scram = (mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512') => ({ ...PLAIN, 'sasl.mechanism': mechanism })
 
 const OAUTHBEARER = {
-  'security.protocol': 'SASL_PLAINTEXT',
+  'security.protocol': 'SASL_SSL',
   'sasl.mechanism': 'OAUTHBEARER',
   // librdkafka's built-in unsecured token (sasl.oauthbearer.method=default), which the
   // broker accepts while no JWKS endpoint is configured.
@@ -90,6 +162,8 @@ export interface SaslJob {
    * (a renamed function, a changed title) would otherwise pass an empty test.
    */
   subtestsPassed: number
+  /** Exports sslEnv's SSL_* variables to run-test.sh (0097 reads them). */
+  sslEnv?: boolean
 }
 
 /** do_test_oauthbearer's title (it has no use_sasl_queue part, so both of its calls with one lifetime match); "test share consumer reauthentication ..." does not contain it. */
@@ -117,6 +191,11 @@ export const SASL_JOBS: readonly SaslJob[] = [
   { label: 'plain', test: '0135_sasl_credentials', conf: PLAIN, quick: true, subtestsPassed: 2 },
   { label: 'scram-sha-256', test: '0135_sasl_credentials', conf: scram('SCRAM-SHA-256'), quick: true, subtestsPassed: 2 },
   { label: 'scram-sha-512', test: '0135_sasl_credentials', conf: scram('SCRAM-SHA-512'), quick: true, subtestsPassed: 2 },
+  // Certificate verification callbacks (accepting and refusing), and the client key,
+  // certificate and CA loaded from files, PEM strings, and set_ssl_cert() in PEM, DER and
+  // PKCS#12; also with librdkafka's own untrusted client2 certificates, which a SASL_SSL
+  // listener never checks. 19 cases: 5 for each of 3 key setups, 3 DER / root-CA-only, 1 PKCS#12.
+  { label: 'plain', test: '0097_ssl_verify', conf: PLAIN, quick: true, sslEnv: true, subtestsPassed: 19 },
 ]
 
 /**
@@ -125,11 +204,15 @@ export const SASL_JOBS: readonly SaslJob[] = [
  */
 export const SASL_PARALLEL = 4
 
-export type SaslPassOptions = Omit<SuiteOptions, 'only' | 'extraConf' | 'quick' | 'subtests' | 'parallel'>
+export type SaslPassOptions = Omit<SuiteOptions, 'only' | 'extraConf' | 'quick' | 'subtests' | 'parallel' | 'env'>
 
-/** Subtests test-runner reported as passed ("[ do_test:82: title: PASS (0.30s) ]"). */
+/**
+ * Subtests test-runner reported as passed: SUB_TEST_PASS's "[ do_test:82: title: PASS (0.30s) ]",
+ * and 0097's own "[ PASSED: 358: SSL cert verify: ... ]" (it has no SUB_TEST).
+ */
 export function countSubtestPasses(log: string): number {
-  return [...log.replace(ANSI, '').matchAll(/\[ \w+:\d+(?::[^\n]*)?: PASS \([\d.]+s\) \]/g)].length
+  const text = log.replace(ANSI, '')
+  return [...text.matchAll(/\[ \w+:\d+(?::[^\n]*)?: PASS \([\d.]+s\) \]/g)].length + [...text.matchAll(/\[ PASSED: \d+: [^\n]*\]/g)].length
 }
 
 /** Runs every SASL job (each its own run-test.sh, SASL_PARALLEL at a time); results renamed `<test>@<label>`. */
@@ -143,7 +226,11 @@ export async function runSaslPass(o: SaslPassOptions): Promise<{ results: TestRe
       const { job, i } = next
       const workDir = join(o.workDir, `sasl-${i}`)
       mkdirSync(workDir, { recursive: true })
-      const run = await runSuite({ ...o, workDir, parallel: 1, only: job.test, extraConf: job.conf, quick: job.quick, subtests: job.subtests })
+      const certs = saslCertsDir(o.workDir)
+      const run = await runSuite({
+        ...o, workDir, parallel: 1, only: job.test, extraConf: { ...sslClientConf(certs), ...job.conf }, quick: job.quick, subtests: job.subtests,
+        env: job.sslEnv ? sslEnv(certs) : undefined,
+      })
       logFiles[i] = run.logFile
       const name = `${job.test}@${job.label}`
       const r = run.results.find((x) => x.name === job.test)

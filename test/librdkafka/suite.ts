@@ -100,6 +100,8 @@ export interface SuiteOptions {
   quick?: boolean
   /** SUBTESTS=...: only subtests whose "function:line: title" contains this. */
   subtests?: string
+  /** More environment for run-test.sh (the SASL pass's SSL_* variables for 0097). */
+  env?: Record<string, string>
 }
 
 /**
@@ -127,6 +129,7 @@ export async function runSuite(o: SuiteOptions): Promise<SuiteRun> {
     TEST_KAFKA_VERSION: o.kafkaVersion,
     KAFKA_PATH: o.kafkaPath,
     BROKERS: o.bootstrap,
+    ...o.env,
   }
   // test-runner raises its concurrency to 3 and its timeouts when CI is set; the
   // harness fixes both itself so local and CI runs behave the same.

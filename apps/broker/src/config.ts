@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { ACCEPTED_AUTHORIZERS, STANDARD_AUTHORIZER } from './security/authorizer.js'
 import { resolveListeners } from './security/listeners.js'
 import { jksUnsupported } from './security/keystore.js'
+import { applyListenerNameForms, listenerNameEnv, takeListenerNameFlags } from './security/sasl-listener/cli-forms.js'
 import { isListenerNameKey, parseListenerSaslSettings } from './security/sasl-listener/settings.js'
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug'
@@ -420,6 +421,7 @@ export function helpText(): string {
     `--${o.flag} <${o.kind.type === 'bool' ? 'bool' : o.kind.type === 'int' ? 'n' : 'value'}>`,
     `${o.help}${describeDefault(o)}  [${o.env}]`,
   ])
+  rows.push(['--listener-name-<l>-<setting> <value>', 'Kafka\'s listener.name.<l>.<setting> (KIP-103), e.g. --listener-name-external-sasl-enabled-mechanisms  [TIDELOG_LISTENER_NAME_<L>_<SETTING>]'])
   rows.push(['--config <file>', `JSON config file  [${CONFIG_ENV}]`])
   rows.push(['-h, --help', 'print this help and exit'])
   const width = Math.max(...rows.map((r) => r[0].length)) + 2
@@ -514,8 +516,9 @@ export interface ParseSources {
  * Throws ConfigError with a message fit for a human on anything it cannot use.
  */
 export function parseConfig(sources: ParseSources = {}): ParseResult {
-  const argv = sources.argv ?? process.argv.slice(2)
   const env = sources.env ?? process.env
+  // Listener-prefixed flags name listeners only known once the rest is parsed (cli-forms.ts).
+  const { argv, forms: listenerNameFlags } = takeListenerNameFlags(sources.argv ?? process.argv.slice(2))
   const readFile = sources.readFile ?? ((p: string) => readFileSync(p, 'utf8'))
 
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
@@ -572,6 +575,8 @@ export function parseConfig(sources: ParseSources = {}): ParseResult {
       ;(config as unknown as Record<string, unknown>)[o.key] = parseValue(o, f, `--${o.flag}`)
     }
   }
+  const listenerNameForms = [...listenerNameEnv(env), ...listenerNameFlags]
+  if (listenerNameForms.length > 0) config.listenerNameConfigs = applyListenerNameForms(config.listenerNameConfigs, listenerNameForms, resolveListeners(config))
   checkCombination(config)
   return { help: false, config }
 }
