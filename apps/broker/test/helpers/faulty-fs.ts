@@ -24,6 +24,8 @@ export interface FaultyFs extends LogFileSystem {
   /** The most descriptors open at once. */
   readonly peakOpen: number
   readonly fsyncs: number
+  /** Of those, the ones made with fsyncSync (on the calling thread). */
+  readonly syncFsyncs: number
   /** Paths fsynced, in the order the fsyncs completed. */
   readonly synced: string[]
 }
@@ -43,6 +45,7 @@ export function faultyFs(plan: FaultPlan = {}): FaultyFs {
   const open = new Map<number, string>()
   let peak = 0
   let fsyncs = 0
+  let syncFsyncs = 0
   const synced: string[] = []
   const track = (fd: number, path: string): number => {
     open.set(fd, path)
@@ -58,6 +61,9 @@ export function faultyFs(plan: FaultPlan = {}): FaultyFs {
     },
     get fsyncs() {
       return fsyncs
+    },
+    get syncFsyncs() {
+      return syncFsyncs
     },
     synced,
     openSync: (path, flags) => track(fs.openSync(path, flags), path),
@@ -85,6 +91,7 @@ export function faultyFs(plan: FaultPlan = {}): FaultyFs {
     ftruncateSync: (fd, len) => fs.ftruncateSync(fd, len),
     fsyncSync: (fd) => {
       fsyncs++
+      syncFsyncs++
       if (plan.fsyncDelayMs !== undefined) Atomics.wait(sleeper, 0, 0, plan.fsyncDelayMs)
       if (plan.failFsync?.(pathOf(fd)) === true) throw eio('fsync', pathOf(fd))
       if (plan.skipFsync !== true) fs.fsyncSync(fd)
