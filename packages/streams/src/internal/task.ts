@@ -119,6 +119,7 @@ export class StreamTask {
         collector.send({ topic: `${config.applicationId}-${store}-changelog`, key, value, timestamp, headers: [], partition: id.partition })
       },
       currentTimestamp: () => this.currentTimestamp,
+      recordDropped: () => { this.droppedRecords++ },
       ...(config.stateDir === undefined ? {} : { stateDir: config.stateDir }),
       ...(config.cache === undefined ? {} : { cache: config.cache }),
       recordContext: () => ({ timestamp: this.currentTimestamp, offset: this.current?.offset ?? -1, partition: this.current?.partition ?? -1, topic: this.current?.topic ?? '', headers: [] }),
