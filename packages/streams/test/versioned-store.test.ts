@@ -72,6 +72,8 @@ describe('stream-table join grace (KIP-923): checks', () => {
     const short = b.table('t2', Consumed.with(S, S), Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('short', 4)))
     expect(() => orders.leftJoin(short, (o: string, c: string | null) => o + c, Joined.as<string, string, string>('j').withGracePeriod(5)))
       .toThrow('History retention must be at least grace period.')
+    expect(() => b.globalTable('g', Consumed.with(S, S), Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('gv', 10))))
+      .toThrow('Invalid topology: GlobalTables cannot be versioned.')
     const topology = b.build()
     expect(topology.describe().toString()).not.toContain('Buffer')
     const driver = new TopologyTestDriver(topology, { 'application.id': 'checks' })
@@ -92,6 +94,8 @@ describe('stream-table join grace (KIP-923): checks', () => {
       o.pipeInput('k', 'second', 20)
       const r = out.readRecord()
       expect([r.value, r.timestamp, r.headers.map((h) => [h.key, h.value?.toString()])]).toEqual(['first@T', 5, [['trace', 'x1']]])
+      expect(driver.getVersionedKeyValueStore<string, string>('tv')!.get('k', 3)).toEqual({ value: 'T', timestamp: 1 })
+      expect(driver.getKeyValueStore('tv')).toBeUndefined()
     } finally {
       driver.close()
     }

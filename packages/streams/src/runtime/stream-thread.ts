@@ -1,4 +1,3 @@
-import { decodeOffsetMetadata, encodeOffsetMetadata, mergeProcessorMetadata } from '../state/processor-metadata.js'
 import { Consumer } from '@tidelog/consumer'
 import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
 import { productionResponse, type StreamsConfig } from '../config.js'
@@ -13,6 +12,7 @@ import { StandbyTasks } from './standby.js'
 import { streamsAssignor } from './assignment/streams-assignor.js'
 import { AssignorError, type AssignmentInfo, type SubscriptionInfo } from './assignment/codec.js'
 import { ThreadCache } from '../state/cache.js'
+import { decodeOffsetMetadata, encodeOffsetMetadata, mergeProcessorMetadata } from '../state/processor-metadata.js'
 
 export type { ThreadEnv, ThreadMetadata } from './thread-env.js'
 
