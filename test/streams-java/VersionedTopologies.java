@@ -115,6 +115,18 @@ public final class VersionedTopologies {
                     Joined.<String, String, String>as("rekeyed").withKeySerde(S).withValueSerde(S).withGracePeriod(ms(10))).to("rekeyed-out", Produced.with(S, S));
                 return b.build();
             }
+            case "aggregates": {
+                final KStream<String, String> events = b.stream("events", Consumed.with(S, S));
+                events.groupByKey().aggregate(() -> "", (k, v, agg) -> agg + v,
+                        Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("agg-v", ms(10))).withValueSerde(S))
+                    .toStream().to("agg-out", Produced.with(S, S));
+                b.stream("aq", Consumed.with(S, S)).process(() -> new StoreOps("agg-v"), "agg-v").to("aq-out", Produced.with(S, S));
+                b.table("owners", Consumed.with(S, S)).groupBy((k, v) -> KeyValue.pair(v, k), Grouped.with(S, S))
+                    .aggregate(() -> "", (k, v, agg) -> agg + "+" + v, (k, v, agg) -> agg + "-" + v,
+                        Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("owned-v", ms(10))).withValueSerde(S))
+                    .toStream().to("owned-out", Produced.with(S, S));
+                return b.build();
+            }
             default:
                 throw new IllegalArgumentException("unknown topology " + name);
         }

@@ -71,6 +71,18 @@ export function buildVersionedTopology(name: string): Topology {
         Joined.as<string, string, string>('rekeyed').withKeySerde(S).withValueSerde(S).withGracePeriod(10)).to('rekeyed-out', Produced.with(S, S))
       return b.build()
     }
+    case 'aggregates': {
+      const events = b.stream('events', Consumed.with(S, S))
+      events.groupByKey().aggregate(() => '', (_k, v, agg: string) => agg + v,
+        Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('agg-v', 10)).withValueSerde(S))
+        .toStream().to('agg-out', Produced.with(S, S))
+      b.stream('aq', Consumed.with(S, S)).process(storeOps('agg-v'), undefined, 'agg-v').to('aq-out', Produced.with(S, S))
+      b.table('owners', Consumed.with(S, S)).groupBy((k, v) => ({ key: v, value: k }), Grouped.with(S, S))
+        .aggregate(() => '', (_k, v, agg: string) => `${agg}+${v}`, (_k, v, agg: string) => `${agg}-${v}`,
+          Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('owned-v', 10)).withValueSerde(S))
+        .toStream().to('owned-out', Produced.with(S, S))
+      return b.build()
+    }
     default:
       throw new Error(`unknown topology ${name}`)
   }

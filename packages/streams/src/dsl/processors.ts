@@ -135,13 +135,14 @@ function tableOp<K, V, VR>(compute: (k: K, v: V) => VR | null, storeName: string
 export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, agg: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, V, K, Change<A>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
-    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let store!: TableStore<K, A>
     let cached = false
     return {
       init: (c) => {
         ctx = c
-        store = c.getStateStore(storeName)
-        cached = forwardOnFlush(store, ctx, oldValues)
+        const raw = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<A>>>(storeName)
+        store = tableStore(raw)
+        cached = forwardOnFlush(raw, ctx, oldValues)
       },
       process: (r) => {
         // Java's KStreamAggregate counts these in dropped-records.
@@ -156,8 +157,9 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
           next = agg(r.key, r.value, old.value)
           ts = Math.max(r.timestamp, old.timestamp)
         }
-        store.put(r.key, { value: next, timestamp: ts })
-        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled && old !== undefined ? old.value : null }).withTimestamp(ts))
+        // A versioned store (KIP-914) may refuse the write: then nothing is forwarded either.
+        const code = store.put(r.key, next, ts)
+        if (!cached && code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(next, oldValues.enabled && old !== undefined ? old.value : null, code === PUT_RETURN_CODE_IS_LATEST)).withTimestamp(ts))
       },
     }
   }
@@ -196,13 +198,14 @@ export function tableSourceProcessor<K, V>(source: { storeName: string | undefin
 export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, add: (k: K, v: V, acc: A) => A, remove: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, Change<V>, K, Change<A>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
-    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let store!: TableStore<K, A>
     let cached = false
     return {
       init: (c) => {
         ctx = c
-        store = c.getStateStore(storeName)
-        cached = forwardOnFlush(store, ctx, oldValues)
+        const raw = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<A>>>(storeName)
+        store = tableStore(raw)
+        cached = forwardOnFlush(raw, ctx, oldValues)
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) throw new StreamsException(`Record key for KTable aggregate operator with state ${storeName} should not be null.`)
@@ -219,8 +222,8 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
           next = mid === null ? (init === undefined ? (r.value.newValue as unknown as A) : add(r.key, r.value.newValue, init())) : add(r.key, r.value.newValue, mid)
           if (old !== undefined) ts = Math.max(r.timestamp, old.timestamp)
         }
-        store.put(r.key, next === null ? null : { value: next, timestamp: ts })
-        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
+        const code = store.put(r.key, next, ts)
+        if (!cached && code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(next, oldValues.enabled ? oldAgg : null, code === PUT_RETURN_CODE_IS_LATEST)).withTimestamp(ts))
       },
     }
   }
