@@ -127,6 +127,15 @@ public final class VersionedTopologies {
                     .toStream().to("owned-out", Produced.with(S, S));
                 return b.build();
             }
+            case "fk": {
+                final KTable<String, String> orders = b.table("fk-orders", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("fk-orders-v", ms(20))));
+                final KTable<String, String> products = b.table("fk-products", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("fk-products-v", ms(20))));
+                orders.join(products, v -> v.split("\\|")[0], (o, p) -> o + "/" + p).toStream().to("fk-out", Produced.with(S, S));
+                orders.leftJoin(products, v -> v.split("\\|")[0], (o, p) -> o + "/" + p).toStream().to("fk-left-out", Produced.with(S, S));
+                return b.build();
+            }
             default:
                 throw new IllegalArgumentException("unknown topology " + name);
         }

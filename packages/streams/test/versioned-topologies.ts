@@ -83,6 +83,13 @@ export function buildVersionedTopology(name: string): Topology {
         .toStream().to('owned-out', Produced.with(S, S))
       return b.build()
     }
+    case 'fk': {
+      const orders = b.table('fk-orders', Consumed.with(S, S), Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('fk-orders-v', 20)))
+      const products = b.table('fk-products', Consumed.with(S, S), Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('fk-products-v', 20)))
+      orders.join(products, (v: string) => v.split('|')[0]!, (o: string, p: string) => `${o}/${p}`).toStream().to('fk-out', Produced.with(S, S))
+      orders.leftJoin(products, (v: string) => v.split('|')[0]!, (o: string, p: string | null) => `${o}/${p}`).toStream().to('fk-left-out', Produced.with(S, S))
+      return b.build()
+    }
     default:
       throw new Error(`unknown topology ${name}`)
   }
