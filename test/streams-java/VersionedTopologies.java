@@ -136,6 +136,14 @@ public final class VersionedTopologies {
                 orders.leftJoin(products, v -> v.split("\\|")[0], (o, p) -> o + "/" + p).toStream().to("fk-left-out", Produced.with(S, S));
                 return b.build();
             }
+            case "through-mapvalues": {
+                final KTable<String, String> upper = b.table("names", Consumed.with(S, S),
+                    Materialized.<String, String>as(Stores.persistentVersionedKeyValueStore("names-v", ms(30)))).mapValues(v -> v.toUpperCase());
+                final KStream<String, String> visits = b.stream("visits", Consumed.with(S, S));
+                visits.join(upper, (v, n) -> v + ":" + n).to("as-of-out", Produced.with(S, S));
+                visits.leftJoin(upper, (v, n) -> v + ":" + n, Joined.with(S, S, S).withGracePeriod(ms(4))).to("mapped-grace-out", Produced.with(S, S));
+                return b.build();
+            }
             default:
                 throw new IllegalArgumentException("unknown topology " + name);
         }

@@ -90,6 +90,13 @@ export function buildVersionedTopology(name: string): Topology {
       orders.leftJoin(products, (v: string) => v.split('|')[0]!, (o: string, p: string | null) => `${o}/${p}`).toStream().to('fk-left-out', Produced.with(S, S))
       return b.build()
     }
+    case 'through-mapvalues': {
+      const upper = b.table('names', Consumed.with(S, S), Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore('names-v', 30))).mapValues((v) => v.toUpperCase())
+      const visits = b.stream('visits', Consumed.with(S, S))
+      visits.join(upper, (v: string, n: string) => `${v}:${n}`).to('as-of-out', Produced.with(S, S))
+      visits.leftJoin(upper, (v: string, n: string | null) => `${v}:${n}`, Joined.with<string, string, string>(S, S, S).withGracePeriod(4)).to('mapped-grace-out', Produced.with(S, S))
+      return b.build()
+    }
     default:
       throw new Error(`unknown topology ${name}`)
   }
