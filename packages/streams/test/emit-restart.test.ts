@@ -15,21 +15,23 @@ useBroker('tidelog-streams-emit-restart-', (b) => ({ brokers, admin, producer } 
 
 const S = Serdes.String()
 const DAY = 86_400_000
+/** A minute boundary an hour back: times near 1970 would be deleted by the topics' time retention (7 days) while the test runs. */
+const T0 = Math.floor((Date.now() - 3_600_000) / 60_000) * 60_000
 
-/** Final counts per 10 s window and per session (gap 5 s), kept a day in their stores so a restart still finds the emitted ones. */
+/** Final counts per 10 s window and per session (gap 5 s), kept a day in their stores so a restart still finds the emitted ones; times printed from T0. */
 function finals(prefix: string) {
   const b = new StreamsBuilder()
   const g = b.stream(`${prefix}-in`, Consumed.with(S, S)).groupByKey()
   g.windowedBy(TimeWindows.ofSizeWithNoGrace(10_000)).emitStrategy(EmitStrategy.onWindowClose())
     .count(Materialized.as<string, number>('tumbling').withRetention(DAY))
-    .toStream().map((w, n) => ({ key: `t:${w.key}@${w.window.start}`, value: String(n) })).to(`${prefix}-out`, Produced.with(S, S))
+    .toStream().map((w, n) => ({ key: `t:${w.key}@${w.window.start - T0}`, value: String(n) })).to(`${prefix}-out`, Produced.with(S, S))
   g.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(5_000)).emitStrategy(EmitStrategy.onWindowClose())
     .count(Materialized.as<string, number>('sessions').withRetention(DAY))
-    .toStream().map((w, n) => ({ key: `s:${w.key}@${w.window.start}-${w.window.end}`, value: String(n) })).to(`${prefix}-out`, Produced.with(S, S))
+    .toStream().map((w, n) => ({ key: `s:${w.key}@${w.window.start - T0}-${w.window.end - T0}`, value: String(n) })).to(`${prefix}-out`, Produced.with(S, S))
   return b.build()
 }
 
-const send = (topic: string, records: [string, number][]) => producer.send(records.map(([key, timestamp]) => ({ topic, key, value: 'x', timestamp })))
+const send = (topic: string, records: [string, number][]) => producer.send(records.map(([key, t]) => ({ topic, key, value: 'x', timestamp: T0 + t })))
 const lines = (rs: { key: Buffer | null; value: Buffer | null }[]) => rs.map((r) => `${r.key?.toString()}=${r.value?.toString()}`)
 
 /** The offset metadata the application committed for partition 0 of `topic`, decoded as Java's TopicPartitionMetadata v2. */
@@ -70,7 +72,7 @@ describe('emit on window close across restarts (KIP-825)', () => {
         const before = lines(await readTopic(brokers, `${prefix}-out`, 4))
         expect(before).toEqual(['t:a@0=2', 't:b@0=1', 's:a@1000-2000=2', 's:b@3000-3000=1'])
         await first.close()
-        expect(await committedMetadata(`${prefix}-app`, `${prefix}-in`)).toEqual({ magic: 2, entries: { tumbling: 12_000, sessions: 7_000 } })
+        expect(await committedMetadata(`${prefix}-app`, `${prefix}-in`)).toEqual({ magic: 2, entries: { tumbling: T0 + 12_000, sessions: T0 + 7_000 } })
 
         const second = new KafkaStreams(finals(prefix), config)
         await second.start()
