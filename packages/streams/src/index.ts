@@ -17,6 +17,8 @@ export type {
 } from './processor.js'
 export { Stores, InMemoryKeyValueStore, PersistentKeyValueStore, MeteredKeyValueStore } from './store.js'
 export type { StateStore, KeyValueStore, KeyValue, StoreBuilder, KeyValueBytesStoreSupplier, ValueAndTimestamp, StateStoreContext } from './store.js'
+export { PersistentVersionedKeyValueStore, PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED } from './state/versioned.js'
+export type { VersionedKeyValueStore, VersionedRecord, VersionedBytesStoreSupplier } from './state/versioned.js'
 export { Serdes } from './serdes.js'
 export type { Serde, Serializer, Deserializer, SerdeContext } from './serdes.js'
 export { StreamsException, TopologyException, InvalidStateStoreException } from './errors.js'

@@ -38,6 +38,10 @@ export interface ProcessorContext<KOut = unknown, VOut = unknown> {
   commit(): void
   /** Counts a record the processor skipped (Java's task-level dropped-records sensor). */
   recordDropped?(): void
+  /** Java's InternalProcessorContext#processorMetadataForKey: a value the task committed with its offsets (restored on restart). */
+  processorMetadataForKey?(key: string): number | undefined
+  /** Java's addProcessorMetadataKeyValue: kept with the task's next offset commit. */
+  addProcessorMetadataKeyValue?(key: string, value: number): void
   /** The application's configuration (Java's ProcessorContext#appConfigs), including internal `__...__` settings. */
   appConfigs?(): Readonly<{ [key: string]: unknown }>
 }

@@ -6,6 +6,7 @@ import { LmdbEnv, LmdbKeyValueBytesStore } from './state/lmdb.js'
 import type { CacheRecordContext, DirtyEntry, ThreadCache } from './state/cache.js'
 import { PersistentSessionStore } from './state/persistent-session.js'
 import { PersistentWindowStore } from './state/persistent-window.js'
+import { isVersionedSupplier, persistentVersionedKeyValueStore, VersionedKeyValueStoreBuilder, type VersionedBytesStoreSupplier, type VersionedKeyValueStore } from './state/versioned.js'
 import { InMemorySessionStore, SessionStores, type SessionBytesStoreSupplier } from './windows/session-store.js'
 import { InMemoryWindowStore, WindowStores, type WindowBytesStoreSupplier } from './windows/window-store.js'
 
@@ -23,6 +24,8 @@ export interface StateStoreContext {
   readonly cache?: ThreadCache
   /** The record being processed, as a cached write remembers it. */
   recordContext?(): CacheRecordContext
+  /** Counts a write the store refused in the task's dropped-records (a versioned store's expired puts, as Java's). */
+  recordDropped?(): void
 }
 
 /** Told each update a cached store flushes or evicts (Java's CacheFlushListener), with the old value when asked for. */
@@ -479,7 +482,7 @@ class KeyValueStoreBuilder<K, V> implements StoreBuilder<MeteredKeyValueStore<K,
  */
 export interface KeyValueBytesStoreSupplier {
   readonly name: string
-  readonly kind: 'in-memory' | 'persistent'
+  readonly kind: 'in-memory' | 'persistent' | 'versioned'
   readonly timestamped?: boolean
 }
 
@@ -503,7 +506,16 @@ export const Stores = {
     return new KeyValueStoreBuilder(supplier, keySerde, valueSerde)
   },
   timestampedKeyValueStoreBuilder<K, V>(supplier: KeyValueBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<KeyValueStore<K, ValueAndTimestamp<V>>> {
+    // A DSL table materialized with a versioned supplier gets a versioned store (Java's KeyValueStoreMaterializer).
+    if (isVersionedSupplier(supplier)) return new VersionedKeyValueStoreBuilder(supplier, keySerde, valueSerde) as unknown as StoreBuilder<KeyValueStore<K, ValueAndTimestamp<V>>>
     return new KeyValueStoreBuilder(supplier, keySerde, timestampedSerde(valueSerde), true)
+  },
+  /** Java's Stores.persistentVersionedKeyValueStore (KIP-889; Kafka 4.4 has no in-memory one): for versionedKeyValueStoreBuilder or Materialized.as. */
+  persistentVersionedKeyValueStore(name: string, historyRetentionMs: number, segmentIntervalMs?: number): VersionedBytesStoreSupplier {
+    return persistentVersionedKeyValueStore(name, historyRetentionMs, segmentIntervalMs)
+  },
+  versionedKeyValueStoreBuilder<K, V>(supplier: VersionedBytesStoreSupplier, keySerde: Serde<K>, valueSerde: Serde<V>): StoreBuilder<VersionedKeyValueStore<K, V>> {
+    return new VersionedKeyValueStoreBuilder(supplier, keySerde, valueSerde)
   },
   /** Java's Stores.persistentWindowStore: for WindowStores.windowStoreBuilder / timestampedWindowStoreBuilder (same checks as the in-memory one). */
   persistentWindowStore(name: string, retentionPeriodMs: number, windowSizeMs: number, retainDuplicates: boolean): WindowBytesStoreSupplier {
@@ -535,7 +547,7 @@ export function dslKeyValueSupplier(name: string, materialized: DslChoice, defau
   const given = materialized?.storeSupplier
   if (given !== undefined) {
     const kind = (given as Partial<KeyValueBytesStoreSupplier>).kind
-    if (kind !== 'in-memory' && kind !== 'persistent') throw new TypeError(`Materialized.as(${(given as { name: string }).name}): a key-value table needs a key-value store supplier (Stores.inMemoryKeyValueStore / persistentKeyValueStore)`)
+    if (kind !== 'in-memory' && kind !== 'persistent' && !isVersionedSupplier(given)) throw new TypeError(`Materialized.as(${(given as { name: string }).name}): a key-value table needs a key-value store supplier (Stores.inMemoryKeyValueStore / persistentKeyValueStore / persistentVersionedKeyValueStore)`)
     return given as KeyValueBytesStoreSupplier
   }
   const persistent = persistentDsl(materialized, defaults)

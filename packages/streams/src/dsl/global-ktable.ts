@@ -1,4 +1,6 @@
 import type { Serde } from '@tidelog/client'
+import { TopologyException } from '../errors.js'
+import { isVersionedSupplier } from '../state/versioned.js'
 import { KStream } from './kstream.js'
 import { Consumed, Materialized, Named } from './options.js'
 import { tableSourceProcessor } from './processors.js'
@@ -25,6 +27,7 @@ export class GlobalKTable<K, V> {
  * then KSTREAM-SOURCE- and KTABLE-SOURCE-; the store has logging disabled, as Java's global stores.
  */
 export function addGlobalTable<K, V>(builder: StreamsBuilder, topic: string, consumed: Consumed<K, V>, materialized: Materialized<K, V> | undefined): GlobalKTable<K, V> {
+  if (isVersionedSupplier(materialized?.storeSupplier)) throw new TopologyException('GlobalTables cannot be versioned.')
   const b = builder.internal
   const storeName = materialized?.storeName ?? b.newStoreName(`${topic}-`)
   const sourceName = consumed.name ?? b.newProcessorName('KSTREAM-SOURCE-')

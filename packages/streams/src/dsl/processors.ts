@@ -2,11 +2,14 @@ import type { Processor, ProcessorContext, ProcessorSupplier } from '../processo
 import { Record } from '../record.js'
 import { StreamsException } from '../errors.js'
 import type { KeyValueStore, MeteredKeyValueStore, ValueAndTimestamp } from '../store.js'
+import { PUT_RETURN_CODE_IS_LATEST, PUT_RETURN_CODE_NOT_PUT, tableStore, type TableStore } from '../state/versioned.js'
 
 /** A KTable update (Java's Change): the new value, and the old one when a downstream needs it. */
 export interface Change<V> {
   newValue: V | null
   oldValue: V | null
+  /** False for an out-of-order update of a versioned table (KIP-914): not the key's latest version. Absent means latest. */
+  isLatest?: boolean
 }
 
 /**
@@ -78,6 +81,8 @@ export const ops = {
   tableSelect: <K, V, KR, VR>(fn: (k: K, v: V) => KeyValuePair<KR, VR>) =>
     stateless<K, Change<V>, KR, Change<VR>>((r, c) => {
       if (r.key === null || r.key === undefined) throw new StreamsException('Record key for the grouping KTable should not be null.')
+      // Java's KTableRepartitionMap: an aggregate of a versioned table takes latest-by-timestamp updates only (KIP-914).
+      if (r.value.isLatest === false) return
       const nv = r.value.newValue === null ? null : fn(r.key, r.value.newValue)
       const ov = r.value.oldValue === null ? null : fn(r.key, r.value.oldValue)
       const oldOk = ov !== null && ov.key !== null && ov.key !== undefined && ov.value !== null && ov.value !== undefined
@@ -91,6 +96,11 @@ export const ops = {
     }),
 }
 
+/** A Change, marked only when it is not the latest version (so the usual update stays `{ newValue, oldValue }`). */
+function change<V>(newValue: V | null, oldValue: V | null, isLatest: boolean): Change<V> {
+  return isLatest ? { newValue, oldValue } : { newValue, oldValue, isLatest: false }
+}
+
 /**
  * KTableFilter / KTableMapValues: a null value stays null (a delete), and is forwarded as one,
  * except that a filter sending old values drops an update that is null on both sides.
@@ -98,19 +108,21 @@ export const ops = {
 function tableOp<K, V, VR>(compute: (k: K, v: V) => VR | null, storeName: string | undefined, oldValues: OldValues, isFilter: boolean): ProcessorSupplier<K, Change<V>, K, Change<VR>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<VR>>
-    let store: KeyValueStore<K, ValueAndTimestamp<VR>> | undefined
+    let store: TableStore<K, VR> | undefined
     return {
       init: (c) => {
         ctx = c
-        if (storeName !== undefined) store = c.getStateStore<NonNullable<typeof store>>(storeName)
+        if (storeName !== undefined) store = tableStore(c.getStateStore(storeName))
       },
       process: (r) => {
         const newValue = r.value.newValue === null ? null : compute(r.key, r.value.newValue)
         // A materialized filter / mapValues has its previous output in its own store (Java's computeOldValue).
         const oldValue = !oldValues.enabled ? null : store ? (store.get(r.key)?.value ?? null) : r.value.oldValue === null ? null : compute(r.key, r.value.oldValue)
-        if (isFilter && oldValues.enabled && newValue === null && oldValue === null) return
-        if (store) store.put(r.key, newValue === null ? null : { value: newValue, timestamp: r.timestamp })
-        ctx.forward(r.withValue({ newValue, oldValue }))
+        if (isFilter && oldValues.enabled && newValue === null && oldValue === null && store?.versioned !== true) return
+        if (store) {
+          const code = store.put(r.key, newValue, r.timestamp)
+          if (code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(newValue, oldValue, code === PUT_RETURN_CODE_IS_LATEST)))
+        } else ctx.forward(r.withValue(change(newValue, oldValue, r.value.isLatest !== false)))
       },
     }
   }
@@ -123,13 +135,14 @@ function tableOp<K, V, VR>(compute: (k: K, v: V) => VR | null, storeName: string
 export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, agg: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, V, K, Change<A>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
-    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let store!: TableStore<K, A>
     let cached = false
     return {
       init: (c) => {
         ctx = c
-        store = c.getStateStore(storeName)
-        cached = forwardOnFlush(store, ctx, oldValues)
+        const raw = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<A>>>(storeName)
+        store = tableStore(raw)
+        cached = forwardOnFlush(raw, ctx, oldValues)
       },
       process: (r) => {
         // Java's KStreamAggregate counts these in dropped-records.
@@ -144,8 +157,9 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
           next = agg(r.key, r.value, old.value)
           ts = Math.max(r.timestamp, old.timestamp)
         }
-        store.put(r.key, { value: next, timestamp: ts })
-        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled && old !== undefined ? old.value : null }).withTimestamp(ts))
+        // A versioned store (KIP-914) may refuse the write: then nothing is forwarded either.
+        const code = store.put(r.key, next, ts)
+        if (!cached && code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(next, oldValues.enabled && old !== undefined ? old.value : null, code === PUT_RETURN_CODE_IS_LATEST)).withTimestamp(ts))
       },
     }
   }
@@ -158,17 +172,19 @@ export function aggregateProcessor<K, V, A>(storeName: string, init: (() => A) |
 export function tableSourceProcessor<K, V>(source: { storeName: string | undefined }, oldValues: OldValues): ProcessorSupplier<K, V, K, Change<V>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<V>>
-    let store: KeyValueStore<K, ValueAndTimestamp<V>> | undefined
+    let store: TableStore<K, V> | undefined
     return {
       init: (c) => {
         ctx = c
-        if (source.storeName !== undefined) store = c.getStateStore<NonNullable<typeof store>>(source.storeName)
+        if (source.storeName !== undefined) store = tableStore(c.getStateStore(source.storeName))
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) return
         const old = oldValues.enabled && store ? (store.get(r.key)?.value ?? null) : null
-        if (store) store.put(r.key, r.value === null ? null : { value: r.value, timestamp: r.timestamp })
-        ctx.forward(r.withValue({ newValue: r.value, oldValue: old }))
+        if (!store) return ctx.forward(r.withValue({ newValue: r.value, oldValue: old }))
+        // A versioned store refuses a record older than its history retention: it is not forwarded either (KIP-914).
+        const code = store.put(r.key, r.value ?? null, r.timestamp)
+        if (code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(r.value, old, code === PUT_RETURN_CODE_IS_LATEST)))
       },
     } satisfies Processor<K, V, K, Change<V>>
   }
@@ -182,13 +198,14 @@ export function tableSourceProcessor<K, V>(source: { storeName: string | undefin
 export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() => A) | undefined, add: (k: K, v: V, acc: A) => A, remove: (k: K, v: V, acc: A) => A, oldValues: OldValues): ProcessorSupplier<K, Change<V>, K, Change<A>> {
   return () => {
     let ctx!: ProcessorContext<K, Change<A>>
-    let store!: KeyValueStore<K, ValueAndTimestamp<A>>
+    let store!: TableStore<K, A>
     let cached = false
     return {
       init: (c) => {
         ctx = c
-        store = c.getStateStore(storeName)
-        cached = forwardOnFlush(store, ctx, oldValues)
+        const raw = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<A>>>(storeName)
+        store = tableStore(raw)
+        cached = forwardOnFlush(raw, ctx, oldValues)
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) throw new StreamsException(`Record key for KTable aggregate operator with state ${storeName} should not be null.`)
@@ -205,8 +222,8 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
           next = mid === null ? (init === undefined ? (r.value.newValue as unknown as A) : add(r.key, r.value.newValue, init())) : add(r.key, r.value.newValue, mid)
           if (old !== undefined) ts = Math.max(r.timestamp, old.timestamp)
         }
-        store.put(r.key, next === null ? null : { value: next, timestamp: ts })
-        if (!cached) ctx.forward(r.withValue({ newValue: next, oldValue: oldValues.enabled ? oldAgg : null }).withTimestamp(ts))
+        const code = store.put(r.key, next, ts)
+        if (!cached && code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(next, oldValues.enabled ? oldAgg : null, code === PUT_RETURN_CODE_IS_LATEST)).withTimestamp(ts))
       },
     }
   }

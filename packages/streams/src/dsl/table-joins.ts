@@ -1,14 +1,15 @@
 import type { Serde } from '@tidelog/client'
 import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
 import type { Record } from '../record.js'
-import type { KeyValueStore, ValueAndTimestamp } from '../store.js'
+import type { ValueAndTimestamp } from '../store.js'
+import { tableStore, type TableStore } from '../state/versioned.js'
 import { KTable } from './ktable.js'
 import { Materialized, Named } from './options.js'
 import type { Change, OldValues } from './processors.js'
 import type { StreamsBuilder } from './streams-builder.js'
 
-/** Reads a table's current value for a key (Java's KTableValueGetter), bound to one task. */
-export type ValueGetter<K, V> = (key: K) => ValueAndTimestamp<V> | undefined
+/** Reads a table's current value for a key (Java's KTableValueGetter), bound to one task; `asOf` when the table is versioned (KIP-914). */
+export type ValueGetter<K, V> = ((key: K) => ValueAndTimestamp<V> | undefined) & { asOf?: (key: K, timestamp: number) => ValueAndTimestamp<V> | undefined }
 
 /**
  * How a downstream operator reads a table (Java's KTableValueGetterSupplier): the stores it needs
@@ -46,8 +47,10 @@ export function storeGetter<K, V>(storeName: () => string): ValueGetterSupplier<
   return {
     storeNames: () => [storeName()],
     get: (ctx) => {
-      const store = ctx.getStateStore<KeyValueStore<K, ValueAndTimestamp<V>>>(storeName())
-      return (key) => store.get(key)
+      const store = tableStore<K, V>(ctx.getStateStore(storeName()))
+      const get: ValueGetter<K, V> = (key) => store.get(key)
+      if (store.versioned) get.asOf = (key, ts) => store.getAsOf(key, ts)
+      return get
     },
   }
 }
@@ -58,12 +61,15 @@ export function computedGetter<K, V, VR>(parent: () => ValueGetterSupplier<K, V>
     storeNames: () => parent().storeNames(),
     get: (ctx) => {
       const get = parent().get(ctx)
-      return (key) => {
-        const v = get(key)
+      const map = (key: K, v: ValueAndTimestamp<V> | undefined): ValueAndTimestamp<VR> | undefined => {
         if (v === undefined) return undefined
         const out = compute(key, v.value)
         return out === null || out === undefined ? undefined : { value: out, timestamp: v.timestamp }
       }
+      const out: ValueGetter<K, VR> = (key) => map(key, get(key))
+      const asOf = get.asOf
+      if (asOf !== undefined) out.asOf = (key, ts) => map(key, asOf(key, ts))
+      return out
     },
   }
 }
@@ -82,6 +88,8 @@ type SideMode = 'inner' | 'left' | 'right' | 'outer'
 function joinSide<K, V1, V2, VR>(mode: SideMode, other: ValueGetterSupplier<K, V2>, joiner: (v1: V1 | null, v2: V2 | null) => VR, old: OldValues): ProcessorSupplier<K, Change<V1>, K, Change<VR>> {
   return contextual<K, Change<V1>, K, Change<VR>, ValueGetter<K, V2>>((c) => other.get(c), (r, ctx, get) => {
     if (r.key === null || r.key === undefined) return
+    // Java's KTableKTable*Join: an out-of-order update of a versioned table is dropped (and counted), KIP-914.
+    if (r.value.isLatest === false) return ctx.recordDropped?.()
     const o = get(r.key)
     const v2 = o === undefined ? null : o.value
     const { newValue, oldValue } = r.value
@@ -136,10 +144,10 @@ function joinGetter<K, V1, V2, VR>(kind: TableJoinKind, left: ValueGetterSupplie
 
 /** Java's KTableKTableJoinMerger: the two sides' results as one table, stored when materialized. */
 function merger<K, VR>(storeName: string | undefined, old: OldValues): ProcessorSupplier<K, Change<VR>, K, Change<VR>> {
-  return contextual<K, Change<VR>, K, Change<VR>, KeyValueStore<K, ValueAndTimestamp<VR>> | undefined>(
-    (c) => (storeName === undefined ? undefined : c.getStateStore<KeyValueStore<K, ValueAndTimestamp<VR>>>(storeName)),
+  return contextual<K, Change<VR>, K, Change<VR>, TableStore<K, VR> | undefined>(
+    (c) => (storeName === undefined ? undefined : tableStore<K, VR>(c.getStateStore(storeName))),
     (r, ctx, store) => {
-      if (store) store.put(r.key, r.value.newValue === null ? null : { value: r.value.newValue, timestamp: r.timestamp })
+      if (store) store.put(r.key, r.value.newValue, r.timestamp)
       ctx.forward(old.enabled ? r : r.withValue({ newValue: r.value.newValue, oldValue: null }))
     },
   )

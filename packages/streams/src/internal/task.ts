@@ -99,6 +99,10 @@ export class StreamTask {
   commitRequested = false
   /** Records skipped by processors or exception handlers (Java's dropped-records-total of the task). */
   droppedRecords = 0
+  /** Java's ProcessorMetadata: committed with the task's offsets (see state/processor-metadata.ts). */
+  readonly processorMetadata = new Map<string, number>()
+  /** Set when a processor asked for it: the runtime then loads it from the committed offsets. */
+  readsProcessorMetadata = false
 
   constructor(
     readonly id: TaskId,
@@ -119,6 +123,7 @@ export class StreamTask {
         collector.send({ topic: `${config.applicationId}-${store}-changelog`, key, value, timestamp, headers: [], partition: id.partition })
       },
       currentTimestamp: () => this.currentTimestamp,
+      recordDropped: () => { this.droppedRecords++ },
       ...(config.stateDir === undefined ? {} : { stateDir: config.stateDir }),
       ...(config.cache === undefined ? {} : { cache: config.cache }),
       recordContext: () => ({ timestamp: this.currentTimestamp, offset: this.current?.offset ?? -1, partition: this.current?.partition ?? -1, topic: this.current?.topic ?? '', headers: [] }),
@@ -309,6 +314,11 @@ export class StreamTask {
       currentSystemTimeMs: () => task.config.wallClock(),
       commit: () => { task.commitRequested = true },
       recordDropped: () => { task.droppedRecords++ },
+      processorMetadataForKey: (key) => {
+        task.readsProcessorMetadata = true
+        return task.processorMetadata.get(key)
+      },
+      addProcessorMetadataKeyValue: (key, value) => { task.processorMetadata.set(key, value) },
       appConfigs: () => task.config.appConfigs ?? {},
     }
   }

@@ -2,7 +2,8 @@ import type { Consumer } from '@tidelog/consumer'
 
 /** A store the runtime can restore: InMemoryKeyValueStore, or a custom store with the same restore(). */
 interface Restorable {
-  restore(key: Buffer, value: Buffer | null): void
+  /** `timestamp`: the changelog record's (a versioned store's version time). */
+  restore(key: Buffer, value: Buffer | null, timestamp: number): void
 }
 import type { StreamTask } from '../internal/task.js'
 import type { InternalTopologyBuilder } from '../internal/builder.js'
@@ -86,7 +87,7 @@ export async function restoreTask(task: StreamTask, changelogs: readonly Changel
       if (t === undefined) continue
       for (const m of batch.messages) {
         if (m.offset >= t.end) break
-        t.store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
+        t.store.restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value), Number(m.timestamp))
         restored++
         o.onApplied?.(`${batch.topic}:${batch.partition}`, m.offset)
       }

@@ -5,7 +5,7 @@ import type { ChangelogPartition } from './restore.js'
 
 /** A store the runtime can restore into (InMemoryKeyValueStore, window and session stores, custom stores with restore()). */
 interface Restorable {
-  restore(key: Buffer, value: Buffer | null): void
+  restore(key: Buffer, value: Buffer | null, timestamp: number): void
 }
 
 export interface StandbyOptions {
@@ -113,7 +113,7 @@ export class StandbyTasks {
         if (s === undefined) continue
         for (const m of batch.messages) {
           const c = s.changelogs.find((x) => x.topic === batch.topic)!
-          ;(s.task.stores.get(c.store) as unknown as Restorable).restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value))
+          ;(s.task.stores.get(c.store) as unknown as Restorable).restore(Buffer.from(m.key!), m.value === null ? null : Buffer.from(m.value), Number(m.timestamp))
           this.records++
           this.o.onApplied(s.task, changelog, m.offset)
         }

@@ -13,6 +13,7 @@ import { ProbingSchedule } from './probing.js'
 import { streamsAssignor } from './assignment/streams-assignor.js'
 import { AssignorError, type AssignmentInfo, type SubscriptionInfo } from './assignment/codec.js'
 import { ThreadCache } from '../state/cache.js'
+import { decodeOffsetMetadata, encodeOffsetMetadata, mergeProcessorMetadata } from '../state/processor-metadata.js'
 
 export type { ThreadEnv, ThreadMetadata } from './thread-env.js'
 
@@ -308,7 +309,7 @@ export class StreamThread {
     if (this.sendError) throw this.sendError
     const offsets = this.takeOffsets()
     if (offsets.length === 0) return
-    await this.consumer.commit(offsets)
+    await this.consumer.commit(this.withProcessorMetadata(offsets))
     this.committed(offsets)
     // Java checkpoints after an at_least_once commit; under EOS only a clean close may (a crash must not trust local state).
     for (const t of this.tasks.values()) {
@@ -326,11 +327,19 @@ export class StreamThread {
     const offsets = this.takeOffsets()
     if (offsets.length === 0 && !this.inTxn) return
     this.begin()
-    if (offsets.length > 0) await this.producer.sendOffsetsToTransaction(offsets, this.consumer.groupMetadata())
+    if (offsets.length > 0) await this.producer.sendOffsetsToTransaction(this.withProcessorMetadata(offsets), this.consumer.groupMetadata())
     await this.producer.commitTransaction()
     this.inTxn = false
     if (this.sendError) throw this.sendError
     this.committed(offsets)
+  }
+
+  /** Java's StreamTask#committableOffsetsAndMetadata: each offset carries its task's time and processor metadata (KIP-825's last emitted close time). */
+  private withProcessorMetadata(offsets: readonly (TopicPartition & { offset: bigint })[]): (TopicPartition & { offset: bigint; metadata?: string })[] {
+    return offsets.map((o) => {
+      const t = this.taskFor(o.topic, o.partition)
+      return t === undefined || t.processorMetadata.size === 0 ? o : { ...o, metadata: encodeOffsetMetadata(t.currentStreamTime(), t.processorMetadata) }
+    })
   }
 
   private begin(): void {
@@ -480,6 +489,12 @@ export class StreamThread {
     const changelogs = changelogsOf(task, topology.internal, applicationId)
     const from = this.env.directory.open(id, task, changelogs, this.env.eos)
     await this.restore(task, from)
+    // Java's initializeTaskTimeAndProcessorMetadata, for tasks whose processors keep metadata.
+    if (task.readsProcessorMetadata) {
+      for (const c of await this.consumer.committed(task.sourceTopics().map((topic) => ({ topic, partition: id.partition })))) {
+        mergeProcessorMetadata(task.processorMetadata, decodeOffsetMetadata(c.metadata).metadata)
+      }
+    }
     return task
   }
 
@@ -503,6 +518,8 @@ export class StreamThread {
       ...(topology.defaults.key ? { defaultKeySerde: topology.defaults.key } : {}),
       ...(topology.defaults.value ? { defaultValueSerde: topology.defaults.value } : {}),
       wallClock: Date.now,
+      // ProcessorContext#appConfigs: Java's internal `__...__` settings (emit intervals) reach the processors.
+      appConfigs: config as Readonly<{ [key: string]: unknown }>,
       ...(this.env.partitionsFor ? { partitionsFor: this.env.partitionsFor } : {}),
       ...(this.env.globalStores?.() ? { globalStores: this.env.globalStores()! } : {}),
       ...(config['default.deserialization.exception.handler'] ? { deserializationExceptionHandler: config['default.deserialization.exception.handler'] } : {}),

@@ -1,10 +1,8 @@
-import type { Serde } from '@tidelog/client'
-import { InvalidStateStoreException, StreamsException } from '../errors.js'
-import { deserializeSync, openStoreEnv, serializeSync, type KeyValue, type StateStoreContext } from '../store.js'
+import { StreamsException } from '../errors.js'
+import type { KeyValue } from '../store.js'
 import { sessionKeyBinary, type SessionStore } from '../windows/session-store.js'
 import { Window, Windowed } from '../windows/windows.js'
-import type { LmdbEnv } from './lmdb.js'
-import { defaultSegmentInterval, MAX_SEGMENT_DBS, Segments } from './segments.js'
+import { SegmentedLmdbStore } from './segmented-store.js'
 
 const MAX_TIME = Number.MAX_SAFE_INTEGER
 
@@ -21,56 +19,17 @@ function parse(stored: Buffer): { key: Buffer; end: number; start: number } {
  * key's sessions come back by end then start (as the in-memory store gives them); several keys'
  * segment by segment, key bytes first, as Java's RocksDB store.
  */
-export class PersistentSessionStore<K, V> implements SessionStore<K, V> {
-  readonly persistent = true
-  private env: LmdbEnv | undefined
-  private segments: Segments | undefined
-  private observedStreamTime = -1
-  private context: StateStoreContext | undefined
-  expiredRecords = 0
-
-  constructor(
-    readonly name: string,
-    readonly retentionPeriodMs: number,
-    private readonly keySerde: Serde<K>,
-    private readonly valueSerde: Serde<V>,
-    private readonly logging: boolean,
-  ) {}
-
-  init(context: StateStoreContext): void {
-    this.context = context
-    this.env = openStoreEnv(this.name, this.logging, context, MAX_SEGMENT_DBS)
-    this.segments = new Segments(this.env, this.name, defaultSegmentInterval(this.retentionPeriodMs))
-    for (const [k] of this.segments.newest()?.range(undefined, undefined) ?? []) this.observedStreamTime = Math.max(this.observedStreamTime, parse(k).end)
-  }
-
-  isOpen(): boolean {
-    return this.segments !== undefined
-  }
-
-  /** Empties the store before a restore from the start (its local state is not trusted). */
-  wipe(): void {
-    this.open().clear()
-    this.observedStreamTime = -1
-  }
-
-  flush(): void {
-    this.segments?.flush()
-  }
-
-  close(): void {
-    this.segments?.flush()
-    this.segments = undefined
-    this.env?.close()
-    this.env = undefined
+export class PersistentSessionStore<K, V> extends SegmentedLmdbStore<K, V> implements SessionStore<K, V> {
+  protected timeOf(stored: Buffer): number {
+    return parse(stored).end
   }
 
   put(sessionKey: Windowed<K>, aggregate: V | null): void {
     this.open()
     const stored = sessionKeyBinary(this.k(sessionKey.key), sessionKey.window.start, sessionKey.window.end)
-    const v = aggregate === null || aggregate === undefined ? null : serializeSync(this.valueSerde, aggregate, false)
+    const v = this.valueBytes(aggregate)
     this.putStored(stored, v)
-    if (this.logging && this.context) this.context.logChange(this.name, stored, v, this.context.currentTimestamp())
+    this.logChange(stored, v)
   }
 
   remove(sessionKey: Windowed<K>): void {
@@ -119,22 +78,6 @@ export class PersistentSessionStore<K, V> implements SessionStore<K, V> {
     return this.fetch(key).reverse()
   }
 
-  private putStored(stored: Buffer, value: Buffer | null): void {
-    const segments = this.open()
-    const { end } = parse(stored)
-    this.observedStreamTime = Math.max(this.observedStreamTime, end)
-    if (end <= this.observedStreamTime - this.retentionPeriodMs) {
-      this.expiredRecords++
-      return
-    }
-    segments.get(segments.segmentId(end), value !== null)?.put(stored, value)
-    segments.expire(this.observedStreamTime, this.retentionPeriodMs)
-  }
-
-  private liveFrom(earliestEnd: number): number {
-    return Math.max(earliestEnd, this.observedStreamTime - this.retentionPeriodMs + 1)
-  }
-
   private single(key: Buffer, earliestEnd: number, latestStart: number): [Buffer, Buffer][] {
     const lo = this.liveFrom(earliestEnd)
     const out: [Buffer, Buffer][] = []
@@ -180,20 +123,6 @@ export class PersistentSessionStore<K, V> implements SessionStore<K, V> {
 
   private kv(stored: Buffer, v: Buffer): KeyValue<Windowed<K>, V> {
     const { key, end, start } = parse(stored)
-    return { key: new Windowed(deserializeSync(this.keySerde, Buffer.from(key), true), new Window(start, end)), value: this.v(v) }
-  }
-
-  private open(): Segments {
-    if (this.segments === undefined) throw new InvalidStateStoreException(`Store ${this.name} is currently closed.`)
-    return this.segments
-  }
-
-  private k(key: K): Buffer {
-    if (key === null || key === undefined) throw new StreamsException(`Store ${this.name}: a key may not be null`)
-    return serializeSync(this.keySerde, key, true)
-  }
-
-  private v(b: Buffer): V {
-    return deserializeSync(this.valueSerde, b, false)
+    return { key: new Windowed(this.key(key), new Window(start, end)), value: this.v(v) }
   }
 }

@@ -1,10 +1,9 @@
 import type { Serde } from '@tidelog/client'
-import { InvalidStateStoreException, StreamsException } from '../errors.js'
-import { deserializeSync, openStoreEnv, serializeSync, type KeyValue, type StateStoreContext } from '../store.js'
+import { StreamsException } from '../errors.js'
+import type { KeyValue } from '../store.js'
 import { windowStoreKeyBinary, type WindowStore } from '../windows/window-store.js'
 import { Window, Windowed } from '../windows/windows.js'
-import type { LmdbEnv } from './lmdb.js'
-import { defaultSegmentInterval, MAX_SEGMENT_DBS, Segments } from './segments.js'
+import { SegmentedLmdbStore } from './segmented-store.js'
 
 const MAX_SEQ = 0x7fffffff
 
@@ -21,67 +20,38 @@ function parse(stored: Buffer): { key: Buffer; start: number; seq: number } {
  * dropped and never read). Range queries over several keys come back segment by segment, key
  * bytes then time within one, as Java's RocksDB store gives them (the in-memory store orders by time first).
  */
-export class PersistentWindowStore<K, V> implements WindowStore<K, V> {
-  readonly persistent = true
-  private env: LmdbEnv | undefined
-  private segments: Segments | undefined
-  private observedStreamTime = -1
+export class PersistentWindowStore<K, V> extends SegmentedLmdbStore<K, V> implements WindowStore<K, V> {
   private seqnum = 0
-  private context: StateStoreContext | undefined
-  expiredRecords = 0
 
   constructor(
-    readonly name: string,
-    readonly retentionPeriodMs: number,
+    name: string,
+    retentionPeriodMs: number,
     readonly windowSizeMs: number,
     readonly retainDuplicates: boolean,
-    private readonly keySerde: Serde<K>,
-    private readonly valueSerde: Serde<V>,
-    private readonly logging: boolean,
+    keySerde: Serde<K>,
+    valueSerde: Serde<V>,
+    logging: boolean,
     readonly timestamped = false,
-  ) {}
-
-  init(context: StateStoreContext): void {
-    this.context = context
-    this.env = openStoreEnv(this.name, this.logging, context, MAX_SEGMENT_DBS)
-    this.segments = new Segments(this.env, this.name, defaultSegmentInterval(this.retentionPeriodMs))
-    for (const [k] of this.segments.newest()?.range(undefined, undefined) ?? []) this.observedStreamTime = Math.max(this.observedStreamTime, parse(k).start)
+  ) {
+    super(name, retentionPeriodMs, keySerde, valueSerde, logging)
   }
 
-  isOpen(): boolean {
-    return this.segments !== undefined
-  }
-
-  /** Empties the store before a restore from the start (its local state is not trusted). */
-  wipe(): void {
-    this.open().clear()
-    this.observedStreamTime = -1
-  }
-
-  flush(): void {
-    this.segments?.flush()
-  }
-
-  close(): void {
-    this.segments?.flush()
-    this.segments = undefined
-    this.env?.close()
-    this.env = undefined
+  protected timeOf(stored: Buffer): number {
+    return parse(stored).start
   }
 
   put(key: K, value: V | null, windowStartTimestamp: number): void {
     this.open()
-    const k = this.k(key)
-    const v = value === null || value === undefined ? null : serializeSync(this.valueSerde, value, false)
+    const v = this.valueBytes(value)
     const seq = this.retainDuplicates ? (this.seqnum = (this.seqnum + 1) & MAX_SEQ) : 0
-    const stored = windowStoreKeyBinary(k, windowStartTimestamp, seq)
-    if (v !== null || !this.retainDuplicates) this.putStored(stored, windowStartTimestamp, v)
-    if (this.logging && this.context) this.context.logChange(this.name, stored, v, this.context.currentTimestamp())
+    const stored = windowStoreKeyBinary(this.k(key), windowStartTimestamp, seq)
+    if (v !== null || !this.retainDuplicates) this.putStored(stored, v)
+    this.logChange(stored, v)
   }
 
   restore(changelogKey: Buffer, value: Buffer | null): void {
     if (changelogKey.length < 12) throw new StreamsException(`window store ${this.name}: changelog key of ${changelogKey.length} bytes is shorter than its timestamp and sequence number`)
-    this.putStored(changelogKey, parse(changelogKey).start, value)
+    this.putStored(changelogKey, value)
   }
 
   fetch(key: K, time: number): V | undefined
@@ -125,21 +95,6 @@ export class PersistentWindowStore<K, V> implements WindowStore<K, V> {
     return this.all().reverse()
   }
 
-  private putStored(stored: Buffer, start: number, value: Buffer | null): void {
-    const segments = this.open()
-    this.observedStreamTime = Math.max(this.observedStreamTime, start)
-    if (start <= this.observedStreamTime - this.retentionPeriodMs) {
-      this.expiredRecords++
-      return
-    }
-    segments.get(segments.segmentId(start), value !== null)?.put(stored, value)
-    segments.expire(this.observedStreamTime, this.retentionPeriodMs)
-  }
-
-  private liveFrom(from: number): number {
-    return Math.max(from, this.observedStreamTime - this.retentionPeriodMs + 1)
-  }
-
   /** One key's windows in [from, to], by start then sequence number: a bounded scan of each segment. */
   private single(key: Buffer, from: number, to: number): [Buffer, Buffer][] {
     const lo = this.liveFrom(from)
@@ -161,7 +116,7 @@ export class PersistentWindowStore<K, V> implements WindowStore<K, V> {
     const out: KeyValue<Windowed<K>, V>[] = []
     const push = (stored: Buffer, v: Buffer) => {
       const { key, start } = parse(stored)
-      out.push({ key: new Windowed(deserializeSync(this.keySerde, Buffer.from(key), true), new Window(start, start + this.windowSizeMs)), value: this.v(v) })
+      out.push({ key: new Windowed(this.key(key), new Window(start, start + this.windowSizeMs)), value: this.v(v) })
     }
     if (from !== undefined && to !== undefined && from.equals(to)) {
       for (const [s, v] of this.single(from, lo, timeTo)) push(s, v)
@@ -179,19 +134,5 @@ export class PersistentWindowStore<K, V> implements WindowStore<K, V> {
       }
     }
     return out
-  }
-
-  private open(): Segments {
-    if (this.segments === undefined) throw new InvalidStateStoreException(`Store ${this.name} is currently closed.`)
-    return this.segments
-  }
-
-  private k(key: K): Buffer {
-    if (key === null || key === undefined) throw new StreamsException(`Store ${this.name}: a key may not be null`)
-    return serializeSync(this.keySerde, key, true)
-  }
-
-  private v(b: Buffer): V {
-    return deserializeSync(this.valueSerde, b, false)
   }
 }

@@ -13,6 +13,7 @@ import { WINDOWED_AGGREGATION_EMIT_INTERVAL } from '../windows/emit-strategy.js'
 import { PersistentSessionStore } from '../state/persistent-session.js'
 import { PersistentWindowStore } from '../state/persistent-window.js'
 import { ThreadCache } from '../state/cache.js'
+import { isVersionedStore, type VersionedKeyValueStore } from '../state/versioned.js'
 
 /** A record as the test driver's topics take and give it (kafka-streams-test-utils' TestRecord). */
 export interface TestRecord<K, V> {
@@ -153,6 +154,12 @@ export class TopologyTestDriver {
   getTimestampedKeyValueStore<K, V>(name: string): KeyValueStore<K, ValueAndTimestamp<V>> | undefined {
     const s = this.findStore(name)
     return s instanceof MeteredKeyValueStore && s.timestamped ? (s as KeyValueStore<K, ValueAndTimestamp<V>>) : undefined
+  }
+
+  /** Java's getVersionedKeyValueStore: a versioned store (KIP-889), read with get(key) / get(key, asOfTimestamp). */
+  getVersionedKeyValueStore<K, V>(name: string): VersionedKeyValueStore<K, V> | undefined {
+    const s = this.findStore(name)
+    return isVersionedStore<K, V>(s) ? s : undefined
   }
 
   /** A window store; for a timestamped one (the DSL's) the values alone, as Java's driver. */

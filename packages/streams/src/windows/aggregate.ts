@@ -54,7 +54,7 @@ export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWin
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
-        emitter = new FinalEmitter(c)
+        emitter = new FinalEmitter(c, storeName)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)
@@ -199,7 +199,7 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
-        emitter = new FinalEmitter(c)
+        emitter = new FinalEmitter(c, storeName)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return dropped(ctx)
@@ -244,7 +244,7 @@ export function sessionWindowAggregate<K, V, A>(storeName: string, windows: Sess
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
-        emitter = new FinalEmitter(c)
+        emitter = new FinalEmitter(c, storeName)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)

@@ -30,17 +30,31 @@ export const WINDOWED_AGGREGATION_EMIT_INTERVAL = '__emit.interval.ms.kstreams.w
 /**
  * The emit-final bookkeeping of Java's AbstractKStreamTimeWindowAggregateProcessor: closed
  * windows are looked for at most once per emit interval of wall-clock time, and only when the
- * window close time has moved on since the last emission.
+ * window close time has moved on since the last emission. The last close time is kept in the
+ * task's processor metadata under the store's name, which is committed with the input offsets,
+ * so a restarted task does not emit a window again.
  */
 export class FinalEmitter {
-  /** Java's lastEmitWindowCloseTime; -1 (NO_TIMESTAMP) before the first emission. */
-  lastCloseTime = -1
+  private last: number | undefined
   private nextTimeToEmit = 0
   private readonly intervalMs: number
 
-  constructor(private readonly ctx: ProcessorContext<any, any>) {
+  constructor(private readonly ctx: ProcessorContext<any, any>, private readonly storeName: string) {
     const configured = ctx.appConfigs?.()[WINDOWED_AGGREGATION_EMIT_INTERVAL]
     this.intervalMs = configured === undefined || configured === null ? 1000 : Number(configured)
+    // Asked at init so the runtime knows to load the committed metadata; read again at first use, once it has.
+    ctx.processorMetadataForKey?.(storeName)
+  }
+
+  /** Java's lastEmitWindowCloseTime; -1 (NO_TIMESTAMP) before the first emission. */
+  get lastCloseTime(): number {
+    if (this.last === undefined) this.last = this.ctx.processorMetadataForKey?.(this.storeName) ?? -1
+    return this.last
+  }
+
+  set lastCloseTime(closeTime: number) {
+    this.last = closeTime
+    this.ctx.addProcessorMetadataKeyValue?.(this.storeName, closeTime)
   }
 
   shouldEmit(windowCloseTime: number): boolean {

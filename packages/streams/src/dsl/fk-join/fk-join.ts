@@ -50,6 +50,8 @@ function subscriptionSend<K, V, KO>(extract: (key: K, value: V) => KO | null | u
     return {
       init: (c) => { ctx = c },
       process: (r) => {
+        // Java drops (and counts) an out-of-order update of a versioned table (KIP-914).
+        if (r.value.isLatest === false) return ctx.recordDropped?.()
         const { newValue, oldValue } = r.value
         const isNull = (x: unknown): x is null | undefined => x === null || x === undefined
         const hash: Hash | null = newValue === null ? null : murmur3Hash128(serializeSync(valueSerde, newValue, false))
@@ -131,6 +133,7 @@ function subscriptionJoin<K, KO, VO>(foreign: ValueGetterSupplier<KO, VO>): Proc
 function foreignTableJoin<K, KO, VO>(storeName: string, fkSerde: Serde<KO>): ProcessorSupplier<KO, Change<VO>, K, SubscriptionResponse<VO>> {
   return contextual<KO, Change<VO>, K, SubscriptionResponse<VO>, SubscriptionStore<K>>((c) => c.getStateStore(storeName), (r, ctx, store) => {
     if (r.key === null || r.key === undefined) return
+    if (r.value.isLatest === false) return ctx.recordDropped?.()
     const prefix = combinedKeyPrefix(serializeSync(fkSerde, r.key, true))
     for (const { key, value } of store.range(prefix, undefined)) {
       if (key.length < prefix.length || !key.subarray(0, prefix.length).equals(prefix)) break
