@@ -2,22 +2,34 @@
 // time per record against a tidelog broker in a process of its own (apps/broker/dist: needs a
 // build), each mode in turn within a round (then in reverse), so load falls on all alike.
 // Run: npx tsx packages/producer/test/headers-bench.ts [records] [rounds]; MODES=a,b picks modes.
-// BASELINE=<another copy's src/index.ts> adds each mode again as `<mode>@base` on that copy
-// of the producer (a before/after comparison in one run).
+// BASELINE=<a copy's packages/ directory> adds each mode again as `<mode>@base` on that copy
+// of the producer and of @tidelog/opentelemetry (before/after in one run): e.g.
+// `git archive HEAD packages/producer/src packages/opentelemetry/src | tar -x -C /somewhere`
+// inside the repository (so its imports resolve), BASELINE=/somewhere/packages.
 // Modes: none; h1 / h3 (1 or 3 small string headers, the caller's own); h3buf (Buffer
-// values); otel-off (@tidelog/opentelemetry with a sampled-out tracer) and otel (recording).
+// values); otel-off (@tidelog/opentelemetry with a sampled-out tracer), otel (recording, each
+// span exported as it ends into memory) and otel-batch (recording, a BatchSpanProcessor as
+// production setups have, into an exporter that drops them).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { context, propagation } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
-import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { AlwaysOffSampler, BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { spawnTidelogBroker } from '../../../apps/bench/src/env/brokers.js'
 import { Producer, type ProducerRecord } from '../src/index.js'
 
-type ProducerClass = typeof Producer
-const baseline = process.env.BASELINE === undefined ? undefined : ((await import(process.env.BASELINE)) as { Producer: ProducerClass }).Producer
+type Copy = { Producer: typeof Producer; TidelogInstrumentation: typeof TidelogInstrumentation }
+const baseline: Copy | undefined =
+  process.env.BASELINE === undefined
+    ? undefined
+    : {
+        Producer: ((await import(join(process.env.BASELINE, 'producer/src/index.ts'))) as Copy).Producer,
+        TidelogInstrumentation: ((await import(join(process.env.BASELINE, 'opentelemetry/src/index.ts'))) as Copy).TidelogInstrumentation,
+      }
+const current: Copy = { Producer, TidelogInstrumentation }
+const dropping: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} }
 import { TidelogInstrumentation } from '../../opentelemetry/src/index.js'
 
 const N = Number(process.argv[2] ?? 100_000)
@@ -39,15 +51,16 @@ const h3buf: Headers = { 'content-type': Buffer.from('application/json'), source
 
 interface Mode {
   headers?: Headers
-  instrument?: () => TidelogInstrumentation
+  instrument?: (I: typeof TidelogInstrumentation) => TidelogInstrumentation
 }
 const ALL: Record<string, Mode> = {
   none: {},
   h1: { headers: h1 },
   h3: { headers: h3 },
   h3buf: { headers: h3buf },
-  'otel-off': { instrument: () => new TidelogInstrumentation({ tracerProvider: new BasicTracerProvider({ sampler: new AlwaysOffSampler() }) }) },
-  otel: { instrument: () => new TidelogInstrumentation({ tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] }) }) },
+  'otel-off': { instrument: (I) => new I({ tracerProvider: new BasicTracerProvider({ sampler: new AlwaysOffSampler() }) }) },
+  otel: { instrument: (I) => new I({ tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] }) }) },
+  'otel-batch': { instrument: (I) => new I({ tracerProvider: new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropping, { maxQueueSize: 100_000, maxExportBatchSize: 1000 })] }) }) },
 }
 const names = process.env.MODES?.split(',') ?? Object.keys(ALL)
 const picked = baseline === undefined ? names : names.flatMap((n) => [n, `${n}@base`])
@@ -57,7 +70,8 @@ let seq = 0
 async function run(name: string): Promise<[number, number]> {
   const [modeName, copy] = name.split('@')
   const mode = ALL[modeName!]!
-  const P = copy === 'base' ? baseline! : Producer
+  const impl = copy === 'base' ? baseline! : current
+  const P = impl.Producer
   const topic = `h-${++seq}`
   const producer = new P({ brokers, lingerMs: 5, clientId: 'headers-bench' })
   await producer.connect()
@@ -67,7 +81,7 @@ async function run(name: string): Promise<[number, number]> {
   }
   // Metadata and connections first, untimed.
   await producer.send({ topic, value })
-  const inst = mode.instrument?.()
+  const inst = mode.instrument?.(impl.TidelogInstrumentation)
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await new Promise<void>((resolve, reject) => {
