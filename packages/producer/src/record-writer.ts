@@ -67,6 +67,8 @@ function writeVarlong(b: Buffer, p: number, v: number): number {
 // UTF-8 of this many UTF-16 units is at most 63 bytes (3 per unit), whose zigzag length fits
 // one varint byte: such a string is copied first and its length byte set after.
 const ONE_BYTE_LENGTH_UNITS = 21
+/** Lengths below this have a one-byte zigzag varint. */
+const ONE_BYTE_LENGTH_BYTES = 64
 
 /**
  * Writes `v` (a string as UTF-8, null as length -1) with its length varint; returns the end.
@@ -103,11 +105,20 @@ function writeBytes(b: Buffer, p: number, v: Bytes | null | undefined): number {
     b[p] = len << 1
     return p + 1 + len
   }
-  let ascii = true
-  for (let i = 0; i < n && ascii; i++) ascii = v.charCodeAt(i) < 0x80
-  const len = ascii ? n : Buffer.byteLength(v, 'utf8')
+  if (n < ONE_BYTE_LENGTH_BYTES && p + 1 + 3 * n <= b.length) {
+    // Room for any encoding of it: written by one call, which says how long it came out (a
+    // traceparent, ids); two length bytes only when non-ASCII made it 64 bytes or more.
+    const len = b.write(v, p + 1, 'utf8')
+    if (len < ONE_BYTE_LENGTH_BYTES) {
+      b[p] = len << 1
+      return p + 1 + len
+    }
+    b.copyWithin(p + 2, p + 1, p + 1 + len)
+    return writeVarint(b, p, len) + len
+  }
+  const len = Buffer.byteLength(v, 'utf8')
   p = writeVarint(b, p, len)
-  if (p + len <= b.length) b.write(v, p, len, ascii ? 'latin1' : 'utf8')
+  if (p + len <= b.length) b.write(v, p, len, 'utf8')
   return p + len
 }
 
