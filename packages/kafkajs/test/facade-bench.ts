@@ -21,6 +21,8 @@ const WINDOW = 5
 const dataDir = mkdtempSync(join(tmpdir(), 'facade-bench-'))
 const broker = await spawnTidelogBroker(['--port', '0', '--data-dir', dataDir, '--num-partitions', '6', '--log-level', 'warn'])
 const brokers = [`127.0.0.1:${broker.port}`]
+// A run that fails must not leave the broker behind.
+process.once('exit', () => broker.proc.kill())
 const value = Buffer.alloc(100, 'v')
 const keys = Array.from({ length: 10_000 }, (_, i) => Buffer.from(String(i).padStart(10, '0')))
 type Api = typeof facade

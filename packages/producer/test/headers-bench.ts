@@ -42,6 +42,8 @@ const dataDir = mkdtempSync(join(tmpdir(), 'headers-bench-'))
 // The broker in a process of its own, so that only the producer's cost is in this one's profile.
 const broker = await spawnTidelogBroker(['--port', '0', '--data-dir', dataDir, '--num-partitions', '6', '--log-level', 'warn'])
 const brokers = [`127.0.0.1:${broker.port}`]
+// A run that fails must not leave the broker behind.
+process.once('exit', () => broker.proc.kill())
 const value = Buffer.alloc(100, 'v')
 
 type Headers = ProducerRecord['headers']
