@@ -35,6 +35,8 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
     check('tidelog producer and consumer >= 5x kafkajs (the consumer against its faster mode, eachMessage or eachBatch)', ratiosOf(rows, againstKafkajs, 'tidelog/kafkajs'), 5),
     check('tidelog run() + eachBatch (partitionsConsumedConcurrently 6) >= 5x kafkajs run the same way', ratiosOf(rows, /^C1\.batch@/, 'tidelog/kafkajs'), 5),
     check('@tidelog/kafkajs >= 4x kafkajs on P1 and C1', ratiosOf(rows, /^(P1|C1(\.batch)?)@/, 'tidelog-kafkajs/kafkajs'), 4),
+    // Issue 13: a slow partition (100 ms a message) leaves the other five their throughput.
+    check('a partition whose handler takes 100 ms a message leaves the other five >= 0.9x of their rate without it (C1.slow)', ratiosOf(rows, /^C1\.slow@/, 'tidelog.slow/tidelog'), 0.9),
     check('tidelog producer and consumer >= 2x @platformatic/kafka 2.x (both on Node 22)', ratiosOf(rows, clientRows, 'tidelog-node22/platformatic-2'), 2),
     check('tidelog producer and consumer >= 2x @platformatic/kafka 1.x (Node 20)', ratiosOf(rows, clientRows, 'tidelog/platformatic'), 2),
     check('tidelog producer and consumer >= 1x the Java client', ratiosOf(rows, clientRows, 'tidelog/java'), 1),

@@ -91,6 +91,16 @@ describe('rows and report', () => {
     expect(of('(ST1)')).toEqual({ goal: of('(ST1)').goal, measured: ['ST1@tidelog-broker: 1.5x', 'ST2@kafka: 1.2x'], met: true })
     expect(of('(ST3)')).toEqual({ goal: of('(ST3)').goal, measured: ['ST3@kafka: 0.8x', 'ST4@kafka: 3x'], met: false })
   })
+
+  it('C1.slow is a consume scenario; its goal is the slow run over the plain one, for tidelog', () => {
+    const picked = select(['C1.slow'])
+    expect(typeof picked === 'string' ? picked : picked.map((p) => [p.suite.name, [...(p.only ?? [])]])).toEqual([['consume', ['C1.SLOW']]])
+    const row = (id: string, plain: number, slow: number) => makeRow({ id, title: id, unit: 'records/s', higherIsBetter: true }, [['tidelog', s(plain)], ['tidelog.slow', s(slow)]], [['tidelog.slow', 'tidelog']])
+    const goal = (rows: ReturnType<typeof row>[]) => checkGoals(rows).find((g) => g.goal.includes('(C1.slow)'))!
+    expect(goal([row('C1.slow@tidelog-broker', 100, 95), row('C1.slow@kafka', 100, 92)])).toMatchObject({ measured: ['C1.slow@tidelog-broker: 0.95x', 'C1.slow@kafka: 0.92x'], met: true })
+    expect(goal([row('C1.slow@tidelog-broker', 100, 50)]).met).toBe(false)
+    expect(goal([]).met).toBe('not measured')
+  })
 })
 
 describe('interleave', () => {

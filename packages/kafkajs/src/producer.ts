@@ -324,13 +324,21 @@ function ongoingTransaction(): KafkaJSNonRetriableError {
 
 /** One entry per topic-partition, topics in request order, partitions ascending. */
 function summarize(results: NativeMetadata[], topics: string[]): RecordMetadata[] {
-  const first = new Map<string, { topic: string; partition: number; offset: bigint }>()
+  // By topic, then partition number: no key string built per record.
+  const first = new Map<string, Map<number, bigint>>()
   for (const r of results) {
-    const k = `${r.topic}:${r.partition}`
-    const seen = first.get(k)
-    if (seen === undefined || r.offset < seen.offset) first.set(k, { topic: r.topic, partition: r.partition, offset: r.offset })
+    let byPartition = first.get(r.topic)
+    if (byPartition === undefined) first.set(r.topic, (byPartition = new Map()))
+    const seen = byPartition.get(r.partition)
+    if (seen === undefined || r.offset < seen) byPartition.set(r.partition, r.offset)
   }
-  return [...first.values()]
-    .sort((a, b) => topics.indexOf(a.topic) - topics.indexOf(b.topic) || a.partition - b.partition)
-    .map((e) => ({ topicName: e.topic, partition: e.partition, errorCode: 0, baseOffset: String(e.offset), logAppendTime: '-1' }))
+  const out: RecordMetadata[] = []
+  for (const topic of topics) {
+    const byPartition = first.get(topic)
+    if (byPartition === undefined) continue
+    for (const partition of [...byPartition.keys()].sort((a, b) => a - b)) {
+      out.push({ topicName: topic, partition, errorCode: 0, baseOffset: String(byPartition.get(partition)!), logAppendTime: '-1' })
+    }
+  }
+  return out
 }

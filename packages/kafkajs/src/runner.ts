@@ -117,12 +117,11 @@ export class Runner {
     await this.loop
   }
 
-  private async commitIfNecessary(p: NativeEachBatch): Promise<void> {
-    if (!this.autoCommit) return
+  /** Whether autoCommitInterval or autoCommitThreshold calls for a commit now (checked per message: no promise unless one is due). */
+  private commitDue(): boolean {
+    if (!this.autoCommit) return false
     const { autoCommitInterval, autoCommitThreshold } = this.config
-    const timeUp = autoCommitInterval != null && Date.now() >= this.lastCommit + autoCommitInterval
-    const enough = autoCommitThreshold != null && this.resolvedSinceCommit >= autoCommitThreshold
-    if (timeUp || enough) await this.commit(p)
+    return (autoCommitInterval != null && Date.now() >= this.lastCommit + autoCommitInterval) || (autoCommitThreshold != null && this.resolvedSinceCommit >= autoCommitThreshold)
   }
 
   private committing: Promise<void> | undefined
@@ -194,7 +193,7 @@ export class Runner {
         // The native offset: no parsing of the string form per message.
         p.resolveOffset(nb.messages[i]!.offset)
         this.resolvedSinceCommit++
-        await this.commitIfNecessary(p)
+        if (this.commitDue()) await this.commit(p)
       }
     } else if (this.config.eachBatch !== undefined) {
       await this.config.eachBatch({
@@ -204,7 +203,7 @@ export class Runner {
         pause: () => p.pause(),
         commitOffsetsIfNecessary: async (offsets) => {
           if (offsets !== undefined) await this.host.native.commit(toOffsets(offsets)).catch((e) => Promise.reject(toKafkaJSError(e)))
-          else await this.commitIfNecessary(p)
+          else if (this.commitDue()) await this.commit(p)
         },
         uncommittedOffsets: () => {
           const topics = new Map<string, { partition: number; offset: string }[]>()

@@ -53,7 +53,8 @@ export function errorType(err: unknown): string {
 }
 
 export function base(operation: 'send' | 'process' | 'receive', clientId: string, topic: string | undefined): Attributes {
-  const a: Attributes = { [ATTR.system]: 'kafka', [ATTR.operationType]: operation, [ATTR.operationName]: operation, [ATTR.clientId]: clientId }
+  // Literal names (ATTR's), not computed keys: V8 builds this from a boilerplate, once per span.
+  const a: Attributes = { 'messaging.system': 'kafka', 'messaging.operation.type': operation, 'messaging.operation.name': operation, 'messaging.client.id': clientId }
   if (topic !== undefined) a[ATTR.destination] = topic
   return a
 }

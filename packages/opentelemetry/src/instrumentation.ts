@@ -9,6 +9,7 @@ import {
   type Link,
   type Span,
   type TextMapGetter,
+  type TextMapSetter,
   type TextMapPropagator,
   type Tracer,
   type TracerProvider,
@@ -40,7 +41,11 @@ const headerGetter: TextMapGetter<readonly TraceHeader[]> = {
   },
 }
 
+// One setter for every record (not a closure per record sent).
+const headerSetter: TextMapSetter<SendTraceContext> = { set: (carrier, key, value) => carrier.setHeader(key, value) }
+
 type Handler = (message: unknown, name: string | symbol) => void
+type Receiving = { parent: Context; startTime: number }
 interface Subscribers {
   start?: Handler
   end?: Handler
@@ -72,8 +77,10 @@ export class TidelogInstrumentation {
   private config: TidelogInstrumentationConfig
   private tracer: Tracer
   private subscribed: [typeof tracing.send | typeof tracing.process | typeof tracing.receive, Subscribers][] | undefined
-  private readonly spans = new WeakMap<object, Span>()
-  private readonly receiving = new WeakMap<object, { parent: Context; startTime: number }>()
+  // The span of an event's context object is kept on the object under this instance's own
+  // symbols: a WeakMap entry per record sent cost more than the rest of this code per record.
+  private readonly spanKey: symbol = Symbol('span')
+  private readonly receivingKey: symbol = Symbol('receiving')
 
   constructor(config: TidelogInstrumentationConfig = {}) {
     this.config = { ...config }
@@ -134,16 +141,17 @@ export class TidelogInstrumentation {
   }
 
   private finish(ctx: object, last?: (span: Span) => void): void {
-    const span = this.spans.get(ctx)
+    const c = ctx as Record<symbol, Span | undefined>
+    const span = c[this.spanKey]
     if (span === undefined) return
-    this.spans.delete(ctx)
+    c[this.spanKey] = undefined
     last?.(span)
     span.end()
   }
 
   private onError: Handler = (message) => {
     const ctx = message as { error?: unknown }
-    const span = this.spans.get(ctx)
+    const span = (ctx as Record<symbol, Span | undefined>)[this.spanKey]
     if (span !== undefined) fail(span, ctx.error)
   }
 
@@ -159,8 +167,8 @@ export class TidelogInstrumentation {
         if (ctx.batchSize > 1) attributes[ATTR.batchCount] = ctx.batchSize
         const parent = context.active()
         const span = this.tracer.startSpan(`send ${ctx.topic}`, { kind: SpanKind.PRODUCER, attributes }, parent)
-        this.spans.set(ctx, span)
-        this.propagator.inject(trace.setSpan(parent, span), ctx, { set: (c, key, value) => c.setHeader(key, value) })
+        ;(ctx as unknown as Record<symbol, Span>)[this.spanKey] = span
+        this.propagator.inject(trace.setSpan(parent, span), ctx, headerSetter)
       },
       error: this.onError,
       asyncEnd: (message) => {
@@ -197,7 +205,7 @@ export class TidelogInstrumentation {
           parent = trace.getSpanContext(produced) !== undefined ? produced : context.active()
         }
         const span = this.tracer.startSpan(`process ${ctx.topic}`, { kind: SpanKind.CONSUMER, attributes, links }, parent)
-        this.spans.set(ctx, span)
+        ;(ctx as unknown as Record<symbol, Span>)[this.spanKey] = span
         const active = trace.setSpan(parent, span)
         ctx.runInContext = (fn) => context.with(active, fn)
       },
@@ -210,12 +218,13 @@ export class TidelogInstrumentation {
     return {
       // The topic is known only when next() returns: the span is made then, dated from here.
       start: (message) => {
-        this.receiving.set(message as object, { parent: context.active(), startTime: performance.timeOrigin + performance.now() })
+        ;(message as Record<symbol, Receiving>)[this.receivingKey] = { parent: context.active(), startTime: performance.timeOrigin + performance.now() }
       },
       asyncEnd: (message) => {
         const ctx = message as ReceiveTraceContext
-        const at = this.receiving.get(ctx)
-        this.receiving.delete(ctx)
+        const c = ctx as unknown as Record<symbol, Receiving | undefined>
+        const at = c[this.receivingKey]
+        c[this.receivingKey] = undefined
         if (at === undefined || (ctx.result === undefined && ctx.error === undefined)) return
         const m = ctx.result
         const attributes = base('receive', ctx.clientId, m?.topic)

@@ -238,14 +238,17 @@ export class Accumulator {
     }
     if (batch === undefined) {
       batch = new ProducerBatch(q, now)
+      // Written before the batch is queued: a record the writer refuses leaves no empty batch.
+      batch.add(record, stamp, size, owner, slot)
       q.open = batch
       q.batches.push(batch)
       this.incomplete.add(batch)
       t.unfinished++
       if (q.batches.length === 1) this.pending.add(q)
       this.onBatch()
+    } else {
+      batch.add(record, stamp, size, owner, slot)
     }
-    batch.add(record, stamp, size, owner, slot)
     this.used += size
     if (batch.isFull(this.batchBytes, ratio)) {
       this.close(q)

@@ -11,7 +11,7 @@ import {
 } from '@tidelog/protocol'
 import type { PartitionQueue } from './accumulator.js'
 import type { Delivery } from './delivery.js'
-import { recordSize } from './record.js'
+import { RECORD_FRAMING, recordSize } from './record.js'
 import { writeRecord, type RecordParts, type RecordSink } from './record-writer.js'
 
 // Where the magic-2 batch header keeps what the producer fills in when it sends the batch.
@@ -116,7 +116,7 @@ export class ProducerBatch implements RecordSink {
     // As large as the partition's last batch came out: busy partitions rarely grow a buffer,
     // and a sparse one (a record now and then) does not hold a batch-sized buffer per record.
     if (n === 0) this.buf = Buffer.allocUnsafe(Math.max(MIN_INITIAL_BYTES, this.queue.lastBatchBytes, RECORD_BATCH_OVERHEAD + 2 * size))
-    writeRecord(this, record, n === 0 ? 0 : stamp - this.stamps[0]!, n)
+    writeRecord(this, record, n === 0 ? 0 : stamp - this.stamps[0]!, n, size - RECORD_FRAMING)
     this.stamps.push(stamp)
     if (stamp > this.maxTimestamp) this.maxTimestamp = stamp
     if (slot !== this.lastSlot + 1 || this.owners[this.owners.length - 1] !== owner) {

@@ -435,7 +435,14 @@ export class Producer<K = Bytes, V = Bytes> {
           continue
         }
       }
-      const batch = acc.append(t, partition, r, stamp < 0 ? wallClock : stamp, size, d, i, now)
+      let batch
+      try {
+        batch = acc.append(t, partition, r, stamp < 0 ? wallClock : stamp, size, d, i, now)
+      } catch (e) {
+        // The writer refused it (its getters answered differently each time): it fails alone.
+        d.fail(i, e as Error)
+        continue
+      }
       if (sticky) t.stickyBatch = batch
     }
     d.next = n

@@ -34,8 +34,9 @@ export interface RecordMetadata {
 
 // A record's framing besides key, value and headers: its length varint, attributes, the
 // timestamp and offset deltas. Each varint is 1-3 bytes for any batch we build; this is the
-// typical total, used only to fill batches and account memory, never to encode.
-const RECORD_FRAMING = 7
+// typical total, used only to fill batches and account memory. The rest of recordSize() is
+// the record writer's first guess at the parts' size (it does not measure them again).
+export const RECORD_FRAMING = 7
 
 function varintSize(n: number): number {
   // zigzag of a non-negative length is 2n
@@ -43,25 +44,39 @@ function varintSize(n: number): number {
   return z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5
 }
 
-function bytesSize(v: unknown, what: string, field: string): number {
+// Strings shorter than this are counted as their UTF-16 length, without reading them: exact
+// for ASCII (header names, ids, most keys), under by at most 2 bytes a unit otherwise, which
+// the record writer finds and corrects as it copies the string (measuring every short string
+// here as well doubled the cost of a record with headers). Longer ones are measured.
+const MEASURED_FROM = 64
+
+/** What a key, value or header value takes with its length varint, or -1 when it is of no type the writer takes. */
+function bytesSize(v: unknown): number {
   if (typeof v === 'string') {
-    // ASCII strings (the common case) are their length; Buffer.byteLength only when needed.
-    const n = v.length < 64 ? utf8Length(v) : Buffer.byteLength(v, 'utf8')
+    const n = v.length < MEASURED_FROM ? v.length : Buffer.byteLength(v, 'utf8')
     return varintSize(n) + n
   }
   if (v instanceof Uint8Array) return varintSize(v.length) + v.length
   if (v === null || v === undefined) return 1
-  throw new SerializationError(`${what} must be a string, Uint8Array or null, got ${describe(v)}`, field)
+  return -1
 }
 
-function utf8Length(s: string): number {
-  const n = s.length
-  for (let i = 0; i < n; i++) if (s.charCodeAt(i) > 0x7f) return Buffer.byteLength(s, 'utf8')
+// The messages are built only when a part is bad: building them for every record (the header
+// name quoted) cost more than sizing its headers.
+function badType(what: string, v: unknown, field: string): SerializationError {
+  return new SerializationError(`${what} must be a string, Uint8Array or null, got ${describe(v)}`, field)
+}
+
+function partSize(v: unknown, field: 'key' | 'value'): number {
+  const n = bytesSize(v)
+  if (n < 0) throw badType(field, v, field)
   return n
 }
 
 function headerValueSize(v: unknown, key: string): number {
-  return bytesSize(v, `header ${JSON.stringify(key)}`, 'headers')
+  const n = bytesSize(v)
+  if (n < 0) throw badType(`header ${JSON.stringify(key)}`, v, 'headers')
+  return n
 }
 
 function headersSize(h: unknown): number {
@@ -70,23 +85,23 @@ function headersSize(h: unknown): number {
   let count = 0
   let size = 0
   if (Array.isArray(h)) {
-    for (const e of h as unknown[]) {
-      const key = (e as { key?: unknown } | null)?.key
+    const list = h as unknown[]
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i] as { key?: unknown; value?: unknown } | null | undefined
+      const key = e?.key
       if (typeof key !== 'string') throw new SerializationError(`header keys must be strings, got ${describe(key)}`, 'headers')
-      size += bytesSize(key, 'header key', 'headers') + headerValueSize((e as { value?: unknown }).value ?? null, key)
-      count++
+      size += bytesSize(key) + headerValueSize(e!.value ?? null, key)
     }
+    count = list.length
   } else {
     for (const key in h as Record<string, unknown>) {
       if (!Object.prototype.hasOwnProperty.call(h, key)) continue
       const v = (h as Record<string, unknown>)[key]
       if (v === undefined) continue
-      const ks = bytesSize(key, 'header key', 'headers')
+      const ks = bytesSize(key)
       if (Array.isArray(v)) {
-        for (const x of v) {
-          size += ks + headerValueSize(x, key)
-          count++
-        }
+        for (let i = 0; i < v.length; i++) size += ks + headerValueSize(v[i], key)
+        count += v.length
       } else {
         size += ks + headerValueSize(v, key)
         count++
@@ -97,12 +112,13 @@ function headersSize(h: unknown): number {
 }
 
 /**
- * The record's size as written (to within a few bytes of framing), checking on the way that
+ * The record's size as written, to within a few bytes of framing (RECORD_FRAMING) and of
+ * short non-ASCII strings (MEASURED_FROM), checking on the way that
  * every part has a type the encoder can write: a bad record must fail alone, at send(), not
  * take its batch down when the batch is encoded.
  */
 export function recordSize(r: Pick<ProducerRecord, 'key' | 'value' | 'headers'>): number {
-  return RECORD_FRAMING + bytesSize(r.key, 'key', 'key') + bytesSize(r.value, 'value', 'value') + headersSize(r.headers)
+  return RECORD_FRAMING + partSize(r.key, 'key') + partSize(r.value, 'value') + headersSize(r.headers)
 }
 
 /** The record's explicit timestamp in ms, or -1 when it has none; throws on a bad one. */

@@ -6,7 +6,9 @@ import type { TypedRecord } from './serdes.js'
 
 // A class, not an object literal with a closure: one allocation per traced record.
 class SendContext implements SendTraceContext {
-  added: [string, string][] | undefined
+  // In the records' own array-of-headers form, so a record without headers takes this array as
+  // its headers, uncopied (the usual case: only traceparent, tracestate added).
+  added: { key: string; value: string }[] | undefined
   result?: SendTraceContext['result']
   error?: unknown
   constructor(
@@ -19,15 +21,15 @@ class SendContext implements SendTraceContext {
   ) {}
 
   setHeader(name: string, value: string): void {
-    ;(this.added ??= []).push([name, value])
+    ;(this.added ??= []).push({ key: name, value })
   }
 }
 
-function withHeaders(h: HeaderInput | undefined, added: [string, string][]): HeaderInput {
-  if (h === undefined || h === null) return Object.fromEntries(added)
-  if (Array.isArray(h)) return [...h, ...added.map(([key, value]) => ({ key, value }))]
+function withHeaders(h: HeaderInput | undefined, added: { key: string; value: string }[]): HeaderInput {
+  if (h === undefined || h === null) return added
+  if (Array.isArray(h)) return h.concat(added)
   const out: Record<string, unknown> = { ...(h as Record<string, unknown> | undefined) }
-  for (const [k, v] of added) out[k] = v
+  for (const { key, value } of added) out[key] = value
   return out as HeaderInput
 }
 

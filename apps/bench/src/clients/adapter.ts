@@ -55,7 +55,7 @@ export interface ClientAdapter {
    * set explicitly: fetch.min.bytes 1, fetch.max.wait.ms 500, fetch.max.bytes 50 MiB,
    * max.partition.fetch.bytes 1 MiB.
    */
-  consumer(bootstrap: string, topic: string, groupId: string, onValue: (value: Buffer) => void, style?: ConsumeStyle): Promise<ConsumerAdapter>
+  consumer(bootstrap: string, topic: string, groupId: string, onValue: (value: Buffer, partition?: number) => void, style?: ConsumeStyle): Promise<ConsumerAdapter>
   /** producer() with a transactionalId: the adapter's begin() and commit() are set. */
   transactionalProducer?(bootstrap: string, topic: string, settings: ProducerSettings, transactionalId: string): Promise<ProducerAdapter>
   /** Starts copying `input` to `output` in transactions; close() stops it (after the transaction in hand). */
@@ -64,9 +64,24 @@ export interface ClientAdapter {
 
 /**
  * How the records are handed over: 'message' (default) through the per-message API; 'batch6'
- * through run() with eachBatch and partitionsConsumedConcurrently 6 (tidelog and kafkajs).
+ * through run() with eachBatch and partitionsConsumedConcurrently 6 (tidelog and kafkajs);
+ * 'each6' through run() with eachMessage and partitionsConsumedConcurrently 6, and 'slow6' the
+ * same with a handler that takes SLOW_MS per message of partition SLOW_PARTITION (C1.slow).
  */
-export type ConsumeStyle = 'message' | 'batch6'
+export type ConsumeStyle = 'message' | 'batch6' | 'each6' | 'slow6'
+
+/** C1.slow (issue 13): the partition whose handler sleeps, and for how long per message. */
+export const SLOW_PARTITION = 0
+export const SLOW_MS = 100
+
+/** The eachMessage handler of the 'each6' and 'slow6' styles. */
+export function eachOf(style: 'each6' | 'slow6', onValue: (value: Buffer, partition?: number) => void): (partition: number, value: Buffer) => Promise<void> | void {
+  if (style === 'each6') return (partition, value) => onValue(value, partition)
+  return async (partition, value) => {
+    if (partition === SLOW_PARTITION) await new Promise((r) => setTimeout(r, SLOW_MS))
+    onValue(value, partition)
+  }
+}
 
 export const FETCH = {
   minBytes: 1,

@@ -1,6 +1,6 @@
 // A client child process: `node --import tsx child.ts '<job json>'`. Runs one job with one
 // client and prints `RESULT <json>` (or `ERROR <message>`) as its last line.
-import type { ClientAdapter, ProducerAdapter, Rec } from './adapter.js'
+import { SLOW_PARTITION, type ClientAdapter, type ProducerAdapter, type Rec } from './adapter.js'
 import { makeRecords } from './records.js'
 import {
   KEY_BYTES,
@@ -147,11 +147,14 @@ async function consumeN(c: ClientAdapter, job: ConsumeJob, groupId: string, reco
   let first = 0
   let last = 0
   let bytes = 0
+  // C1.slow: only the partitions besides the slow one count (job.records is what they hold).
+  const skip = job.style === 'each6' || job.style === 'slow6' ? SLOW_PARTITION : -1
   const cons = await c.consumer(
     job.bootstrap,
     job.topic,
     groupId,
-    (v) => {
+    (v, partition) => {
+      if (partition === skip) return
       if (n++ === 0) first = performance.now()
       bytes += v.length
       if (n === records) last = performance.now()

@@ -78,8 +78,8 @@ export interface ConsumeJob extends JobBase {
   warmupRecords?: number
   /** The values' size (default VALUE_BYTES): a shorter value is an error. */
   valueBytes?: number
-  /** See ConsumeStyle (adapter.ts); default 'message'. */
-  style?: 'message' | 'batch6'
+  /** See ConsumeStyle (adapter.ts); default 'message'. With 'each6' and 'slow6', `records` counts the partitions besides SLOW_PARTITION only. */
+  style?: 'message' | 'batch6' | 'each6' | 'slow6'
 }
 
 /**

@@ -1,6 +1,6 @@
 import type kafkajsPackage from 'kafkajs'
 import type { Message } from 'kafkajs'
-import { FETCH, compressionOf, type ClientAdapter, type ProducerAdapter, type Rec } from './adapter.js'
+import { FETCH, compressionOf, eachOf, type ClientAdapter, type ProducerAdapter, type Rec } from './adapter.js'
 
 /** What the adapter uses of a kafkajs-API module: kafkajs itself or @tidelog/kafkajs. */
 export type KafkajsApi = Pick<typeof kafkajsPackage, 'Kafka' | 'CompressionTypes' | 'logLevel'>
@@ -60,11 +60,14 @@ export function kafkajsApiAdapter(lib: KafkajsApi, clientId: string): ClientAdap
         await c.run({
           partitionsConsumedConcurrently: 6,
           eachBatch: async ({ batch }) => {
-            for (const m of batch.messages) onValue(m.value!)
+            for (const m of batch.messages) onValue(m.value!, batch.partition)
           },
         })
+      } else if (style === 'each6' || style === 'slow6') {
+        const each = eachOf(style, onValue)
+        await c.run({ partitionsConsumedConcurrently: 6, eachMessage: async ({ partition, message }) => each(partition, message.value!) })
       } else {
-        await c.run({ eachMessage: async ({ message }) => onValue(message.value!) })
+        await c.run({ eachMessage: async ({ partition, message }) => onValue(message.value!, partition) })
       }
       return { close: () => c.disconnect() }
     },

@@ -1,6 +1,6 @@
 import { Consumer, type Batch } from '@tidelog/consumer'
 import { Producer, type ProducerRecord } from '@tidelog/producer'
-import { COPIER_PRODUCER, FETCH, type ClientAdapter, type ProducerAdapter, type Rec } from './adapter.js'
+import { COPIER_PRODUCER, FETCH, eachOf, type ClientAdapter, type ProducerAdapter, type Rec } from './adapter.js'
 import type { ProducerSettings } from './jobs.js'
 
 function producerOf(bootstrap: string, topic: string, s: ProducerSettings, transactionalId?: string) {
@@ -49,17 +49,20 @@ export const tidelog: ClientAdapter = {
     })
     await c.subscribe([topic])
     let failure: unknown
+    const each = style === 'each6' || style === 'slow6' ? eachOf(style, onValue) : undefined
     const loop = (
       style === 'batch6'
         ? c.run({
             partitionsConsumedConcurrently: 6,
             eachBatch: ({ batch }) => {
-              for (const m of batch.messages) onValue(m.value!)
+              for (const m of batch.messages) onValue(m.value!, batch.partition)
             },
           })
-        : (async () => {
-            for await (const m of c) onValue(m.value!)
-          })()
+        : each !== undefined
+          ? c.run({ partitionsConsumedConcurrently: 6, eachMessage: ({ partition, message }) => each(partition, message.value!) })
+          : (async () => {
+              for await (const m of c) onValue(m.value!, m.partition)
+            })()
     ).catch((e: unknown) => {
       failure = e
     })

@@ -7,6 +7,8 @@ import type { LatencyResult, NodeClient, ProduceResult, ConsumeResult, ProducerS
 import { BEST, LIKE_CAVEATS } from '../clients/best.js'
 import { runChild } from '../clients/run-child.js'
 import { runtimeNote } from '../clients/runtimes.js'
+import { Admin } from '@tidelog/client'
+import { SLOW_MS, SLOW_PARTITION } from '../clients/adapter.js'
 import { createTopic, deleteTopic, type BrokerHandle, type BrokerKind } from '../env/brokers.js'
 import { interleave, type Metrics, type Trial, type TrialOutcome } from '../matrix.js'
 import { entryOf, FAILED, makeRow, type Entry, type RowHead } from '../rows.js'
@@ -290,7 +292,10 @@ export const consume: Suite = {
       const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records: n.consume, warmupRecords: n.consumeWarmup, groupId: group, style: 'batch6' }, 600_000)
       return { rate: r.records / (r.ms / 1000) }
     })
+    // --quick (CI) leaves C1.slow out unless it is named.
+    const slowRows = ctx.only?.has('C1.SLOW') === true || (!ctx.quick && wants(ctx, 'C1.SLOW')) ? await slowPartition(ctx, n, fill) : []
     for (const [kind, topic] of filled) await deleteTopic(await ctx.brokers.get(kind), topic)
+    if (!all && !wants(ctx, 'C1.BATCH')) return slowRows
     const batchRows = rowsOf(
       mb,
       { id: 'C1.batch', title: `consume ${n.consume.toLocaleString('en')} records with run({ eachBatch, partitionsConsumedConcurrently: 6 }), new group`, unit: 'records/s', higherIsBetter: true },
@@ -302,7 +307,7 @@ export const consume: Suite = {
         runtimes,
       ],
     )
-    if (!all) return batchRows
+    if (!all) return [...batchRows, ...slowRows]
     const perMessage = rowsOf(
       m,
       { id: 'C1', title: `consume ${n.consume.toLocaleString('en')} records from the beginning, new group`, unit: 'records/s', higherIsBetter: true },
@@ -315,8 +320,63 @@ export const consume: Suite = {
         runtimes,
       ],
     )
-    return [...batchRows, ...perMessage, ...fasterModeRows(perMessage, batchRows, n.consume)]
+    return [...batchRows, ...slowRows, ...perMessage, ...fasterModeRows(perMessage, batchRows, n.consume)]
   },
+}
+
+/** The clients of C1.slow: those whose run() is the issue's (tidelog's own and its kafkajs API). */
+const SLOW_CLIENTS: NodeClient[] = ['tidelog', 'tidelog-kafkajs']
+
+/** The records of `topic` in its partitions other than SLOW_PARTITION. */
+async function recordsBesidesSlow(b: BrokerHandle, topic: string): Promise<number> {
+  const admin = new Admin({ brokers: [b.bootstrap], clientId: 'tidelog-bench-admin' })
+  try {
+    const ends = await admin.listOffsets(topic, 'latest')
+    return ends.filter((o) => o.partition !== SLOW_PARTITION).reduce((sum, o) => sum + Number(o.offset), 0)
+  } finally {
+    await admin.close()
+  }
+}
+
+/**
+ * C1.slow (issue 13): the C1 topic through run({ eachMessage, partitionsConsumedConcurrently:
+ * 6 }), once as is and once with partition SLOW_PARTITION's handler taking SLOW_MS a message;
+ * the rate of the other five partitions' records in each, and the slow run over the plain one
+ * (the goal: >= 0.9x). kafkajs is left out: its next fetch waits for every partition's batch,
+ * so its five would wait about 100 ms per message of the slow one.
+ */
+async function slowPartition(ctx: RunContext, n: Sizes, fill: (b: BrokerHandle) => Promise<string>): Promise<ScenarioResult[]> {
+  const clients = pick(ctx, SLOW_CLIENTS)
+  const cells = clients.flatMap((c) => [c, `${c}.slow`])
+  ctx.log(`C1.slow: run({ eachMessage, partitionsConsumedConcurrently: 6 }), partition ${SLOW_PARTITION} taking ${SLOW_MS} ms a message or not`)
+  const besides = new Map<BrokerKind, number>()
+  const m = await matrix(ctx, 'C1.slow', cells, async (b, cell) => {
+    const topic = await fill(b)
+    let records = besides.get(b.kind)
+    if (records === undefined) besides.set(b.kind, (records = await recordsBesidesSlow(b, topic)))
+    const slow = cell.endsWith('.slow')
+    const client = (slow ? cell.slice(0, -'.slow'.length) : cell) as NodeClient
+    const group = `bench-c1s-${cell}-${++topicSeq}`
+    const warmup = Math.min(n.consumeWarmup, Math.floor(records / 2))
+    const r = await runChild<ConsumeResult>({ kind: 'consume', client, bootstrap: b.bootstrap, topic, records, warmupRecords: warmup, groupId: group, style: slow ? 'slow6' : 'each6' }, 600_000)
+    return { rate: r.records / (r.ms / 1000) }
+  })
+  return BROKERS.map((broker) =>
+    makeRow(
+      {
+        id: `C1.slow@${BROKER_NAMES[broker]}`,
+        title: `consume with run({ eachMessage, partitionsConsumedConcurrently: 6 }), partition ${SLOW_PARTITION}'s handler taking ${SLOW_MS} ms a message (.slow) or not: the other five partitions' records, on ${broker === 'tidelog' ? 'the tidelog broker' : 'Apache Kafka'}`,
+        unit: 'records/s',
+        higherIsBetter: true,
+      },
+      cells.map((c) => [c, cellEntry(m, { client: c, broker }, 'rate')]),
+      clients.map((c): [string, string] => [`${c}.slow`, c]),
+      [
+        `the C1 topic (${n.consume.toLocaleString('en')} records); timed from the first record of partitions 1-5 to their last, after ${n.consumeWarmup.toLocaleString('en')} of them read uncounted in a group of their own; the slow partition's records are not counted`,
+        'kafkajs is not in this row: its next fetch waits for every partition of the last one, so a slow partition holds up all of them',
+      ],
+    ),
+  )
 }
 
 /** The clients with an eachBatch mode as well as a per-message one. */
