@@ -32,8 +32,6 @@ import { TransactionStore } from './txn/store.js'
 export interface BrokerOptions extends Partial<BrokerConfig> {
   /** Defaults to silence in-process; the CLI logs to stderr. */
   logger?: Logger
-  /** How often retention runs (default 5 s). */
-  retentionCheckIntervalMs?: number
   /** How often checkpoints are written (default 60 s). */
   checkpointIntervalMs?: number
   /** Group coordinator timings (Kafka's group.* settings); tests shorten them. */
@@ -119,7 +117,7 @@ function loadMeta(dataDir: string, nodeId: number): string {
  * directory, then listens. `port: 0` picks a free port, reported as `port`.
  */
 export async function startBroker(options: BrokerOptions = {}): Promise<Broker> {
-  const { logger: givenLogger, retentionCheckIntervalMs, checkpointIntervalMs, groups: groupOptions, fs, quotaClock, ...rest } = options
+  const { logger: givenLogger, checkpointIntervalMs, groups: groupOptions, fs, quotaClock, ...rest } = options
   const config = validateConfig(rest)
   const logger = givenLogger ?? silentLogger
   const dataDir = resolve(config.dataDir)
@@ -153,7 +151,7 @@ export async function startBroker(options: BrokerOptions = {}): Promise<Broker> 
     },
     logger,
     onAppend: (log) => appends.notify(log),
-    ...(retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs } : {}),
+    retentionCheckIntervalMs: config.retentionCheckIntervalMs,
     ...(checkpointIntervalMs !== undefined ? { checkpointIntervalMs } : {}),
     ...(fs !== undefined ? { fs } : {}),
     isLive: (topic, partition) => partition < (listed.get(topic) ?? 0),

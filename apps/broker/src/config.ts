@@ -28,6 +28,8 @@ export interface BrokerConfig {
   retentionMs: number
   /** -1 keeps segments regardless of size. */
   retentionBytes: number
+  /** Kafka's log.retention.check.interval.ms: how often retention.ms / retention.bytes are applied. */
+  retentionCheckIntervalMs: number
   /**
    * fsync after this many appended messages; Infinity (the default, as Kafka's
    * flush.messages) leaves durability to the page cache and replication. 1 fsyncs
@@ -193,6 +195,7 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   segmentMs: 7 * 24 * 60 * 60 * 1000,
   retentionMs: 7 * 24 * 60 * 60 * 1000,
   retentionBytes: -1,
+  retentionCheckIntervalMs: 300_000,
   flushMessages: Infinity,
   flushMs: Infinity,
   producerIdExpirationMs: 86_400_000,
@@ -320,6 +323,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'segmentMs', flag: 'segment-ms', env: 'TIDELOG_SEGMENT_MS', kind: { type: 'int', min: 1, max: SAFE }, help: 'roll a segment once it is this old' },
   { key: 'retentionMs', flag: 'retention-ms', env: 'TIDELOG_RETENTION_MS', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete segments whose newest record is older than this; -1 keeps them' },
   { key: 'retentionBytes', flag: 'retention-bytes', env: 'TIDELOG_RETENTION_BYTES', kind: { type: 'int', min: -1, max: SAFE }, help: 'delete oldest segments while a partition is larger than this; -1 keeps them' },
+  { key: 'retentionCheckIntervalMs', flag: 'retention-check-interval-ms', env: 'TIDELOG_RETENTION_CHECK_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often segments past retention are deleted (Kafka\'s log.retention.check.interval.ms)' },
   { key: 'flushMessages', flag: 'flush-messages', env: 'TIDELOG_FLUSH_MESSAGES', kind: { type: 'int', min: 1, max: SAFE, infinite: 'max' }, help: 'fsync after this many messages (1 = before every acknowledgement); default: page cache' },
   { key: 'flushMs', flag: 'flush-ms', env: 'TIDELOG_FLUSH_MS', kind: { type: 'int', min: 0, max: SAFE, infinite: 'max' }, help: 'fsync at least this often (ms); default: page cache' },
   { key: 'producerIdExpirationMs', flag: 'producer-id-expiration-ms', env: 'TIDELOG_PRODUCER_ID_EXPIRATION_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'forget an idempotent producer this long after its last write (Kafka\'s producer.id.expiration.ms)' },

@@ -33,6 +33,8 @@ describe('parseConfig', () => {
     expect(c.segmentMs).toBe(604_800_000)
     expect(c.retentionMs).toBe(604_800_000)
     expect(c.retentionBytes).toBe(-1)
+    // Kafka's log.retention.check.interval.ms default (librdkafka 0052 produces 1970 timestamps and reads them back).
+    expect(c.retentionCheckIntervalMs).toBe(300_000)
     expect(c.flushMessages).toBe(Infinity)
     expect(c.flushMs).toBe(Infinity)
     expect(c.maxMessageBytes).toBe(1048588)
@@ -44,7 +46,7 @@ describe('parseConfig', () => {
       '--host', '0.0.0.0', '--port', '0', '--advertised-host', 'kafka.local', '--advertised-port', '19092',
       '--data-dir', '/tmp/x', '--node-id', '7', '--num-partitions', '6', '--auto-create-topics', 'false',
       '--segment-bytes', '1048576', '--segment-ms', '60000', '--retention-ms', '-1', '--retention-bytes', '5000000',
-      '--flush-messages', '1', '--flush-ms', '1000',
+      '--retention-check-interval-ms', '2000', '--flush-messages', '1', '--flush-ms', '1000',
       '--producer-id-expiration-ms', '5000', '--producer-id-expiration-check-interval-ms', '100',
       '--transaction-max-timeout-ms', '120000', '--transactional-id-expiration-ms', '86400000',
       '--transaction-abort-timed-out-transaction-cleanup-interval-ms', '500',
@@ -61,7 +63,7 @@ describe('parseConfig', () => {
     expect(c).toEqual({
       host: '0.0.0.0', port: 0, advertisedHost: 'kafka.local', advertisedPort: 19092, dataDir: '/tmp/x', nodeId: 7,
       numPartitions: 6, autoCreateTopics: false, segmentBytes: 1048576, segmentMs: 60000, retentionMs: -1,
-      retentionBytes: 5000000, flushMessages: 1, flushMs: 1000,
+      retentionBytes: 5000000, retentionCheckIntervalMs: 2000, flushMessages: 1, flushMs: 1000,
       producerIdExpirationMs: 5000, producerIdExpirationCheckIntervalMs: 100,
       transactionMaxTimeoutMs: 120000, transactionalIdExpirationMs: 86400000, transactionAbortTimedOutTransactionCleanupIntervalMs: 500,
       transactionRemoveExpiredTransactionCleanupIntervalMs: 60000, transactionPartitionVerificationEnable: false,
