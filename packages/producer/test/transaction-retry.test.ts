@@ -3,6 +3,8 @@
  * TransactionManager: a fixed retry.backoff.ms for every transactional request, except the first
  * AddPartitionsToTxn of a transaction answered CONCURRENT_TRANSACTIONS (the previous transaction's
  * markers are still being written), which is asked again after ADD_PARTITIONS_RETRY_BACKOFF_MS.
+ * Under TV2 the same short wait applies to TxnOffsetCommit v5, which adds the offsets partition
+ * implicitly (the pace Kafka's brokers keep for Produce v12's implicit add).
  * The delays asserted are the ones the producer chose (its debug log), never measured times.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -103,6 +105,35 @@ describe('transactional retries (TV1, scripted coordinator)', () => {
       `AddOffsetsToTxn CONCURRENT_TRANSACTIONS ${RETRY_BACKOFF_MS}`,
       `EndTxn CONCURRENT_TRANSACTIONS ${RETRY_BACKOFF_MS}`,
       `EndTxn CONCURRENT_TRANSACTIONS ${RETRY_BACKOFF_MS}`,
+    ])
+  })
+
+  it('TxnOffsetCommit (TV1) answered CONCURRENT_TRANSACTIONS waits retry.backoff.ms, as Java', async () => {
+    const { logger, seen } = retries()
+    const { p } = await setup({ txnOffsetCommit: (call) => (call === 0 ? ErrorCodes.CONCURRENT_TRANSACTIONS : ErrorCodes.NONE) }, { logger, retryBackoffMs: RETRY_BACKOFF_MS, retryBackoffMaxMs: 1000 })
+    await p.initTransactions()
+    p.beginTransaction()
+    await p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: 3n }], group)
+    await p.commitTransaction()
+    expect(seen).toEqual([{ api: 'TxnOffsetCommit', error: 'CONCURRENT_TRANSACTIONS', delayMs: RETRY_BACKOFF_MS }])
+  })
+})
+
+describe('transactional retries (TV2, scripted coordinator)', () => {
+  it('TxnOffsetCommit v5, which adds the offsets partition itself, is asked again after 20 ms while the previous transaction completes', async () => {
+    const { logger, seen } = retries()
+    const busy = new Set([0, 1])
+    const { p, log } = await setup({ txnOffsetCommit: (call) => (busy.has(call) ? ErrorCodes.CONCURRENT_TRANSACTIONS : ErrorCodes.NONE) }, { logger, retryBackoffMs: RETRY_BACKOFF_MS, retryBackoffMaxMs: 1000 }, true)
+    await p.initTransactions()
+    expect(p.transactionVersion).toBe(2)
+    await p.transaction(async () => {
+      await p.send({ topic: 't', partition: 0, value: 'a' })
+      await p.sendOffsetsToTransaction([{ topic: 'in', partition: 0, offset: 3n }], group)
+    })
+    expect(log.filter((l) => l.startsWith('TxnOffsetCommit') || l.startsWith('EndTxn'))).toEqual(['TxnOffsetCommit(g,1,m)=51', 'TxnOffsetCommit(g,1,m)=51', 'TxnOffsetCommit(g,1,m)=0', 'EndTxn v5(commit,0)=0'])
+    expect(seen).toEqual([
+      { api: 'TxnOffsetCommit', error: 'CONCURRENT_TRANSACTIONS', delayMs: ADD_PARTITIONS_RETRY_BACKOFF_MS },
+      { api: 'TxnOffsetCommit', error: 'CONCURRENT_TRANSACTIONS', delayMs: ADD_PARTITIONS_RETRY_BACKOFF_MS },
     ])
   })
 })
