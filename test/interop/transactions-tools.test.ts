@@ -18,6 +18,7 @@ import { compileJava, javaTool, peerUnavailable, spawnJavaTool } from '../helper
 import { recordPeer } from '../helpers/peers.js'
 import { RawClient } from '../helpers/raw-client.js'
 import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
+import { toolTable } from './transactions-java/tool-session.js'
 
 const SOURCE = fileURLToPath(new URL('./transactions-java/OpenTransactionProducer.java', import.meta.url))
 const TOPIC = 'hang'
@@ -27,11 +28,7 @@ const RAW_ID = 'raw-hanging'
 /** Runs kafka-transactions.sh; returns its table as rows keyed by the header names. */
 async function tool(bootstrap: string, args: string[]): Promise<Record<string, string>[]> {
   const { stdout } = await javaTool('org.apache.kafka.tools.TransactionsCommand', ['--bootstrap-server', bootstrap, ...args], { timeoutMs: 120_000 })
-  const lines = stdout.split('\n').filter((l) => l.trim() !== '')
-  if (lines.length === 0) return []
-  const split = (l: string) => l.split('\t').map((c) => c.trim()).filter((c, i, a) => c !== '' || i < a.length - 1)
-  const headers = split(lines[0]!)
-  return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [headers[i] ?? String(i), v])))
+  return toolTable(stdout)
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {

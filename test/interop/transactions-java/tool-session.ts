@@ -20,6 +20,15 @@ const SOURCE = fileURLToPath(new URL('./ToolSession.java', import.meta.url))
 const TXN_COMMAND = 'org.apache.kafka.tools.TransactionsCommand'
 const VERIFICATION = 'transaction.partition.verification.enable'
 
+/** kafka-transactions.sh's output (a tab-separated table) as rows keyed by the header names. */
+export function toolTable(stdout: string): Record<string, string>[] {
+  const lines = stdout.split('\n').filter((l) => l.trim() !== '')
+  if (lines.length === 0) return []
+  const split = (l: string) => l.split('\t').map((c) => c.trim()).filter((c, i, a) => c !== '' || i < a.length - 1)
+  const headers = split(lines[0]!)
+  return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [headers[i] ?? String(i), v])))
+}
+
 export class ToolSession {
   private out = ''
   private err = ''
@@ -73,11 +82,7 @@ export class ToolSession {
   async transactions(bootstrap: string, args: string[]): Promise<Record<string, string>[]> {
     const { code, stdout, error } = await this.run(TXN_COMMAND, ['--bootstrap-server', bootstrap, ...args])
     expect(code, `kafka-transactions.sh ${args.join(' ')}: ${error}\n${stdout}\n${this.err}`).toBe(0)
-    const lines = stdout.split('\n').filter((l) => l.trim() !== '')
-    if (lines.length === 0) return []
-    const split = (l: string) => l.split('\t').map((c) => c.trim()).filter((c, i, a) => c !== '' || i < a.length - 1)
-    const headers = split(lines[0]!)
-    return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [headers[i] ?? String(i), v])))
+    return toolTable(stdout)
   }
 
   /** Java's ConsoleConsumer, read_committed: the first `n` values it reads (it stops there, or after 20 s without a record). */
