@@ -31,6 +31,7 @@ import { javaTool, peerUnavailable, spawnJavaTool } from '../helpers/kafka.js'
 import { recordPeer } from '../helpers/peers.js'
 import { readToEnd } from '../helpers/read-to-end.js'
 import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
+import { toolTable } from './transactions-java/tool-session.js'
 
 const PARTITIONS = 2
 const RECORDS = 6_000
@@ -222,7 +223,7 @@ class CopierFleet {
       const parts = [`--- ${new Date().toISOString()} ${this.target.name}: ${c.id} run ${c.failures} could not determine its position`, list, 'find-hanging:', hanging,
         ...producers.map((t, p) => `__consumer_offsets-${p}:\n${t}`)]
       if (this.target.name === 'Apache Kafka') {
-        for (const r of table(hanging)) {
+        for (const r of toolTable(hanging)) {
           const hang = `${r.Topic}-${r.Partition} producer ${r.ProducerId} epoch ${r.ProducerEpoch} from offset ${r.StartOffset}`
           parts.push(`aborting hanging transaction ${hang}:`, await tool(['abort', '--topic', r.Topic!, '--partition', r.Partition!, '--start-offset', r.StartOffset!]))
           this.hangsAborted.push(hang)
@@ -240,15 +241,6 @@ class CopierFleet {
     return this.copiers.map((c) => `${c.id}: copied ${c.before + c.processed}, ${c.failures} failed runs, done ${c.done}\n${c.log.slice(-2_000)}`).join('\n') +
       (this.diagnosis ? `\nkafka-transactions.sh:\n${this.diagnosis}` : '')
   }
-}
-
-/** kafka-transactions.sh's tab-separated table, as rows keyed by its header names. */
-function table(stdout: string): Record<string, string>[] {
-  const lines = stdout.split('\n').filter((l) => l.trim() !== '' && l.includes('\t'))
-  if (lines.length < 2) return []
-  const cells = (l: string) => l.split('\t').map((c) => c.trim())
-  const headers = cells(lines[0]!)
-  return lines.slice(1).map((l) => Object.fromEntries(cells(l).map((v, i) => [headers[i] ?? String(i), v])))
 }
 
 async function waitFor(what: string, cond: () => boolean, timeoutMs: number, detail: () => string): Promise<void> {

@@ -5,6 +5,8 @@
  * abort, and the exactly-once copier killed and restarted; every result checked by Kafka's own
  * Java consumer with isolation.level=read_committed and by ours. The same tests run against the
  * tidelog broker (in-process, transaction version 2), checked by the same Java consumer.
+ * Kafka 3.9's own transaction tools (kafka-transactions.sh, TransactionalMessageCopier), run in
+ * one JVM (transactions-java/tool-session.ts), against Kafka 3.9 and then the tidelog broker.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,6 +23,7 @@ import { runCopier } from '../helpers/eos-copier.js'
 import { KAFKA_VERSIONS, javaClientVersion, javaTool, peerUnavailable, startKafka, type KafkaNode } from '../helpers/kafka.js'
 import { kafkaUse, recordPeer, recordsPeers } from '../helpers/peers.js'
 import { readToEnd } from '../helpers/read-to-end.js'
+import { copierProof, ToolSession, transactionsToolProof } from './transactions-java/tool-session.js'
 
 const PARTITIONS = 3
 
@@ -92,6 +95,13 @@ async function startTidelog(): Promise<KafkaNode> {
     java: (mainClass, args, opts) => javaTool(mainClass, args, { ...(opts?.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), ...(opts?.input !== undefined ? { input: opts.input } : {}) }),
   }
 }
+
+/** One JVM with Kafka 3.9's tools for the whole file, started by the first test that needs it. */
+let tools39: Promise<ToolSession> | undefined
+const sharedTools39 = (): Promise<ToolSession> => (tools39 ??= ToolSession.start(KAFKA_VERSIONS.previous))
+afterAll(async () => {
+  await (await tools39?.catch(() => undefined))?.close()
+})
 
 const TARGETS = [[KAFKA_VERSIONS.latest, 2], [KAFKA_VERSIONS.previous, 1], ['tidelog', 2]] as const
 for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transactional producer against the tidelog broker (TV${tv})` : `transactional producer against Apache Kafka ${version} (TV${tv})`, () => {
@@ -278,6 +288,32 @@ for (const [version, tv] of TARGETS) describe(version === 'tidelog' ? `transacti
       await c.close()
       await p.close()
     }
+  })
+
+  // Kafka 3.9's own tools (TV1 and the request versions of 3.9): on Kafka 3.9 (the test known right), then unchanged on tidelog.
+  if (version !== KAFKA_VERSIONS.latest) describe(`Kafka ${KAFKA_VERSIONS.previous}'s transaction tools`, () => {
+    let tools: ToolSession | undefined
+    beforeAll(async () => {
+      if (skip) return
+      try {
+        tools = await sharedTools39()
+      } catch (e) {
+        skip = peerUnavailable(`Java tools ${KAFKA_VERSIONS.previous}`, e) as string
+      }
+    })
+    const recordTools = async () => recordPeer('Java client', await javaClientVersion(KAFKA_VERSIONS.previous))
+
+    it('kafka-transactions.sh list, describe, describe-producers, find-hanging and abort: an abandoned and a hanging transaction', async (ctx) => {
+      if (skip) return ctx.skip()
+      await transactionsToolProof(tools!, kafka!.bootstrap, admin, 'tools39-hang')
+      await recordTools()
+    })
+
+    it('TransactionalMessageCopier --group-mode --use-group-metadata with random aborts copies every record once, in order', async (ctx) => {
+      if (skip) return ctx.skip()
+      await copierProof(tools!, kafka!.bootstrap, admin, 'tools39-copy', 300)
+      await recordTools()
+    })
   })
 
   // The README example runs once, on the latest Kafka.

@@ -61,7 +61,11 @@ export interface TargetOptions {
    * coordinator) is made on purpose for kafka-transactions.sh find-hanging.
    */
   partitionVerification?: boolean
-  /** tidelog only: the port Metadata and FindCoordinator name (a fault proxy's, test/helpers/fault-proxy.ts). */
+  /**
+   * The port Metadata and FindCoordinator name (a fault proxy's, test/helpers/fault-proxy.ts). On
+   * Kafka it is the PLAINTEXT listener's advertised.listeners, so the coordinator's own
+   * WriteTxnMarkers to itself pass the proxy too (with a client id the faults leave alone).
+   */
   advertisedPort?: number
 }
 
@@ -70,7 +74,11 @@ export async function startTarget(name: TargetName, opts: TargetOptions = {}): P
 }
 
 async function startKafkaTarget(opts: TargetOptions): Promise<TxnTarget> {
-  const properties = { ...KAFKA_TXN_PROPS, 'transaction.partition.verification.enable': opts.partitionVerification ?? true }
+  const properties = {
+    ...KAFKA_TXN_PROPS,
+    'transaction.partition.verification.enable': opts.partitionVerification ?? true,
+    ...(opts.advertisedPort === undefined ? {} : { 'advertised.listeners': `PLAINTEXT://127.0.0.1:${opts.advertisedPort}` }),
+  }
   const cluster: KafkaCluster = await startKafkaCluster({ version: KAFKA_VERSIONS.latest, size: 1, properties })
   const node = cluster.nodes[0]!
   return {

@@ -8,31 +8,24 @@
  * its coordinator, `find-hanging` finds it and `abort` ends it. A read_committed
  * ConsoleConsumer then reads past both: only the record written after them.
  *
- * Run against Apache Kafka 4.4 first, then unchanged against tidelog-broker.
+ * Run against Apache Kafka 4.4 first, then unchanged against tidelog-broker. The tools run one
+ * after another in one JVM (transactions-java/tool-session.ts), not one JVM each.
  */
 import { fileURLToPath } from 'node:url'
 import { rmSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ApiKeys, encodeRecordBatch } from '@tidelog/protocol'
-import { compileJava, javaTool, peerUnavailable, spawnJavaTool } from '../helpers/kafka.js'
+import { compileJava, KAFKA_VERSIONS, peerUnavailable, spawnJavaTool } from '../helpers/kafka.js'
+import { readToEnd } from '../helpers/read-to-end.js'
 import { recordPeer } from '../helpers/peers.js'
 import { RawClient } from '../helpers/raw-client.js'
-import { createTopic, javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
+import { javaToolsUse, knownFail, startTarget, type TargetName, type TxnTarget } from './transactions-targets.js'
+import { ToolSession } from './transactions-java/tool-session.js'
 
 const SOURCE = fileURLToPath(new URL('./transactions-java/OpenTransactionProducer.java', import.meta.url))
 const TOPIC = 'hang'
 const KILLED_ID = 'killed-producer'
 const RAW_ID = 'raw-hanging'
-
-/** Runs kafka-transactions.sh; returns its table as rows keyed by the header names. */
-async function tool(bootstrap: string, args: string[]): Promise<Record<string, string>[]> {
-  const { stdout } = await javaTool('org.apache.kafka.tools.TransactionsCommand', ['--bootstrap-server', bootstrap, ...args], { timeoutMs: 120_000 })
-  const lines = stdout.split('\n').filter((l) => l.trim() !== '')
-  if (lines.length === 0) return []
-  const split = (l: string) => l.split('\t').map((c) => c.trim()).filter((c, i, a) => c !== '' || i < a.length - 1)
-  const headers = split(lines[0]!)
-  return lines.slice(1).map((l) => Object.fromEntries(split(l).map((v, i) => [headers[i] ?? String(i), v])))
-}
 
 async function waitFor<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
@@ -49,16 +42,20 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
   describe(`kafka-transactions.sh against ${targetName}`, () => {
     let target: TxnTarget | undefined
     let classes: string | undefined
+    let tools: ToolSession | undefined
     let skip: string | undefined
     beforeAll(async () => {
       try {
         target = await startTarget(targetName, { partitionVerification: false })
         classes = await compileJava([SOURCE])
+        // Every kafka-transactions.sh and ConsoleConsumer run below in one JVM of Kafka 4.4's tools.
+        tools = await ToolSession.start(KAFKA_VERSIONS.latest)
       } catch (e) {
         skip = peerUnavailable(targetName, e) as string
       }
     })
     afterAll(async () => {
+      await tools?.close()
       await target?.stop()
       if (classes) rmSync(classes, { recursive: true, force: true })
     })
@@ -67,7 +64,9 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
     ;(fails ? it.fails : it)(`list, describe, describe-producers, find-hanging and abort a transaction left open by a killed producer and a hanging one${fails ? ' (known-fail #11: tidelog serves no EndTxn yet)' : ''}`, async (ctx) => {
       if (skip) return ctx.skip()
       const t = target!
-      await createTopic(t.bootstrap, TOPIC, 1)
+      const tool = (args: string[]) => tools!.transactions(t.bootstrap, args)
+      const created = await tools!.run('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', t.bootstrap, '--create', '--topic', TOPIC, '--partitions', '1', '--replication-factor', '1'])
+      expect(created.code, created.stdout + created.error).toBe(0)
 
       // 1. A Java producer writes 5 records in a transaction and is killed before it ends it.
       const proc = await spawnJavaTool('OpenTransactionProducer', [t.bootstrap, TOPIC, '0', KILLED_ID, '5', '600000'], { classpath: [classes!] })
@@ -85,21 +84,21 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
       proc.kill('SIGKILL')
       await exited
 
-      const listed = await tool(t.bootstrap, ['list'])
+      const listed = await tool(['list'])
       const mine = listed.find((r) => r.TransactionalId === KILLED_ID)
       expect(mine, JSON.stringify(listed)).toMatchObject({ TransactionState: 'Ongoing' })
       const producerId = mine!.ProducerId!
       expect(Number(producerId)).toBeGreaterThanOrEqual(0)
 
-      const [described] = await tool(t.bootstrap, ['describe', '--transactional-id', KILLED_ID])
+      const [described] = await tool(['describe', '--transactional-id', KILLED_ID])
       expect(described).toMatchObject({ TransactionalId: KILLED_ID, ProducerId: producerId, TransactionState: 'Ongoing', TransactionTimeoutMs: '600000' })
       expect(described!.TopicPartitions).toBe(`${TOPIC}-0`)
 
-      const producers = await tool(t.bootstrap, ['describe-producers', '--topic', TOPIC, '--partition', '0'])
+      const producers = await tool(['describe-producers', '--topic', TOPIC, '--partition', '0'])
       expect(producers.find((r) => r.ProducerId === producerId), JSON.stringify(producers)).toMatchObject({ CurrentTransactionStartOffset: '0' })
 
       // Open, but its coordinator still lists the partition: not hanging.
-      expect(await tool(t.bootstrap, ['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])).toEqual([])
+      expect(await tool(['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])).toEqual([])
 
       // 2. A transaction the coordinator never heard of on this partition: hanging.
       const raw = await RawClient.connect('127.0.0.1', Number(t.bootstrap.split(':')[1]))
@@ -117,15 +116,15 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
         const hangingStart = String(pr.baseOffset)
         expect(Number(hangingStart)).toBeGreaterThanOrEqual(5)
 
-        const hanging = await tool(t.bootstrap, ['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])
+        const hanging = await tool(['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])
         expect(hanging.map((r) => [r.Topic, r.Partition, r.ProducerId, r.StartOffset])).toEqual([[TOPIC, '0', String(pid.producerId), hangingStart]])
 
         // 3. abort both on the partition (WriteTxnMarkers from the tool, not the coordinator).
-        await tool(t.bootstrap, ['abort', '--topic', TOPIC, '--partition', '0', '--start-offset', '0'])
-        await tool(t.bootstrap, ['abort', '--topic', TOPIC, '--partition', '0', '--start-offset', hangingStart])
-        await waitFor('no open transaction on the partition', () => tool(t.bootstrap, ['describe-producers', '--topic', TOPIC, '--partition', '0']),
+        await tool(['abort', '--topic', TOPIC, '--partition', '0', '--start-offset', '0'])
+        await tool(['abort', '--topic', TOPIC, '--partition', '0', '--start-offset', hangingStart])
+        await waitFor('no open transaction on the partition', () => tool(['describe-producers', '--topic', TOPIC, '--partition', '0']),
           (rows) => rows.every((r) => r.CurrentTransactionStartOffset === 'None' || r.CurrentTransactionStartOffset === '-1'))
-        expect(await tool(t.bootstrap, ['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])).toEqual([])
+        expect(await tool(['find-hanging', '--topic', TOPIC, '--max-transaction-timeout', '0'])).toEqual([])
 
         // 4. read_committed reads past both aborted transactions.
         const { body: after } = await raw.request(ApiKeys.Produce, 11, {
@@ -138,10 +137,9 @@ for (const targetName of ['Apache Kafka', 'tidelog'] as TargetName[]) {
       } finally {
         raw.close()
       }
-      const { stdout } = await javaTool('org.apache.kafka.tools.consumer.ConsoleConsumer', [
-        '--bootstrap-server', t.bootstrap, '--topic', TOPIC, '--from-beginning', '--isolation-level', 'read_committed', '--timeout-ms', '10000',
-      ], { timeoutMs: 120_000 })
-      expect(stdout.split('\n').filter((l) => l !== '')).toEqual(['after'])
+      // The first record read_committed sees is the one after both aborted transactions; nothing else is there (ours, to the end offsets).
+      expect(await tools!.readCommitted(t.bootstrap, TOPIC, 1)).toEqual(['after'])
+      expect((await readToEnd([t.bootstrap], TOPIC, 1))[0]!.map((r) => r.value)).toEqual(['after'])
       for (const u of [...t.peers(), await javaToolsUse()]) recordPeer(u.peer, u.version)
     }, 600_000)
   })

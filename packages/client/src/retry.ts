@@ -14,6 +14,8 @@ export interface RetryOptions {
   signal?: AbortSignal
   /** Which errors to retry; default: TidelogError with retriable set. */
   retriable?: (error: unknown) => boolean
+  /** The wait before retrying this error where it is not the backoff's (Java's shorter wait for AddPartitionsToTxn, say). */
+  delayFor?: (error: unknown, attempt: number) => number | undefined
   /** Called before each backoff, e.g. to refresh metadata. */
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void
 }
@@ -49,7 +51,7 @@ export async function retry<T>(fn: (attempt: number, deadline: Deadline) => Prom
       return await fn(attempt, deadline)
     } catch (e) {
       if (!retriable(e)) throw e
-      const delay = backoff.delay(attempt)
+      const delay = options.delayFor?.(e, attempt) ?? backoff.delay(attempt)
       if (deadline.passedAfter(delay)) throw e
       options.onRetry?.(e, attempt, delay)
       await sleep(delay, options.signal)

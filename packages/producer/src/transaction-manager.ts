@@ -1,4 +1,4 @@
-import { ClientClosedError, isRetriable, retry, type Cluster, type Connection, type CoordinatorType } from '@tidelog/client'
+import { ClientClosedError, ExponentialBackoff, isRetriable, retry, type Cluster, type Connection, type CoordinatorType } from '@tidelog/client'
 import {
   AddOffsetsToTxn,
   AddPartitionsToTxn,
@@ -56,6 +56,13 @@ const TV1_END_TXN_MAX = 4
 const TV1_TXN_OFFSET_COMMIT_MAX = 4
 // AddPartitionsToTxn v4+ is the brokers' batched verification form; clients use v0-3.
 const CLIENT_ADD_PARTITIONS_MAX = 3
+/**
+ * Java's TransactionManager.ADD_PARTITIONS_RETRY_BACKOFF_MS: the wait before asking again when
+ * the first AddPartitionsToTxn of a transaction meets CONCURRENT_TRANSACTIONS, i.e. the previous
+ * transaction's markers are still being written (TV1; under TV2 the broker waits itself,
+ * add.partitions.to.txn.retry.backoff.ms). Java calls it a stopgap until KAFKA-5482.
+ */
+export const ADD_PARTITIONS_RETRY_BACKOFF_MS = 20
 
 /** Errors the TxnOffsetCommit handler turns into an abortable CommitFailed, as Java's. */
 const GROUP_FENCED = new Set<number>([ErrorCodes.UNKNOWN_MEMBER_ID, ErrorCodes.ILLEGAL_GENERATION, ErrorCodes.FENCED_INSTANCE_ID, ErrorCodes.GROUP_AUTHORIZATION_FAILED])
@@ -84,6 +91,8 @@ export class TransactionManager {
   /** initTransactions, commitTransaction or abortTransaction still running after its caller timed out: the next call of the same waits for it. */
   private pending: { op: string; done: Promise<void> } | undefined
   private readonly stopper = new AbortController()
+  /** Java's TxnRequestHandler waits a fixed retry.backoff.ms between tries, not KIP-580's growing backoff. */
+  private readonly backoff: ExponentialBackoff
 
   constructor(
     private readonly options: TransactionOptions,
@@ -92,6 +101,7 @@ export class TransactionManager {
     private readonly host: TransactionHost,
   ) {
     this.transactionalId = options.transactionalId
+    this.backoff = new ExponentialBackoff(cluster.retryBackoff.initialMs, cluster.retryBackoff.initialMs, 2, 0)
   }
 
   get state(): TxnState {
@@ -311,6 +321,9 @@ export class TransactionManager {
             }
             return code
           },
+          undefined,
+          // Only while nothing is in the transaction yet: the previous one is still completing (Java's maybeOverrideRetryBackoffMs).
+          (e) => (e instanceof ProtocolError && e.code === ErrorCodes.CONCURRENT_TRANSACTIONS && this.added.size === 0 ? ADD_PARTITIONS_RETRY_BACKOFF_MS : undefined),
         )
       } catch (e) {
         if (!this.stopper.signal.aborted) this.onError(e as Error)
@@ -325,7 +338,14 @@ export class TransactionManager {
     }
   }
 
-  /** TxnOffsetCommit to the group's coordinator, retrying the partitions that answered with a retriable error. */
+  /**
+   * TxnOffsetCommit to the group's coordinator, retrying the partitions that answered with a
+   * retriable error. Under TV2, v5 adds the offsets partition to the transaction itself, and
+   * CONCURRENT_TRANSACTIONS there means the previous transaction's markers are still being
+   * written: asked again after 20 ms, the pace Kafka's brokers keep for the same implicit add
+   * (add.partitions.to.txn.retry.backoff.ms) and Java's for the first AddPartitionsToTxn. Java
+   * waits retry.backoff.ms here, which made every copied transaction on Kafka 4.4 wait 100 ms.
+   */
   private async txnOffsetCommit(offsets: readonly TransactionOffset[], group: ConsumerGroupMetadata): Promise<void> {
     let left = offsets.slice()
     await this.withCoordinator(group.groupId, 'group', this.options.maxBlockMs, async (conn) => {
@@ -365,7 +385,7 @@ export class TransactionManager {
       }
       left = again
       if (retriable !== undefined) throw retriable
-    })
+    }, (e) => (this.tv2 && e instanceof ProtocolError && e.code === ErrorCodes.CONCURRENT_TRANSACTIONS ? ADD_PARTITIONS_RETRY_BACKOFF_MS : undefined))
   }
 
   /** A request to the transaction coordinator, with its error code checked, retried as the code allows. */
@@ -375,21 +395,28 @@ export class TransactionManager {
     body: () => Req,
     codeOf: (res: Res) => number,
     onConnection?: (conn: Connection) => void,
+    delayFor?: (error: unknown) => number | undefined,
   ): Promise<Res> {
-    return this.withCoordinator(this.transactionalId, 'transaction', Infinity, async (conn) => {
-      const res = await conn.request(api, body(), versions)
-      const code = codeOf(res)
-      if (code !== ErrorCodes.NONE) throw new ProtocolError(code, { api: api.name, apiKey: api.apiKey })
-      onConnection?.(conn)
-      return res
-    })
+    return this.withCoordinator(
+      this.transactionalId,
+      'transaction',
+      Infinity,
+      async (conn) => {
+        const res = await conn.request(api, body(), versions)
+        const code = codeOf(res)
+        if (code !== ErrorCodes.NONE) throw new ProtocolError(code, { api: api.name, apiKey: api.apiKey })
+        onConnection?.(conn)
+        return res
+      },
+      delayFor,
+    )
   }
 
   /**
    * Runs `fn` against the coordinator of `key` until it succeeds, retrying retriable errors with
    * the client's backoff and finding the coordinator again after NOT_COORDINATOR and the like.
    */
-  private withCoordinator<T>(key: string, type: CoordinatorType, timeoutMs: number, fn: (conn: Connection) => Promise<T>): Promise<T> {
+  private withCoordinator<T>(key: string, type: CoordinatorType, timeoutMs: number, fn: (conn: Connection) => Promise<T>, delayFor?: (error: unknown) => number | undefined): Promise<T> {
     return retry(
       async () => {
         if (this.stopper.signal.aborted) throw this.stopper.signal.reason
@@ -398,13 +425,14 @@ export class TransactionManager {
       },
       {
         timeoutMs,
-        backoff: this.cluster.retryBackoff,
+        backoff: this.backoff,
+        delayFor,
         signal: this.stopper.signal,
         retriable: (e) => !this.stopper.signal.aborted && isRetriable(e),
-        onRetry: (e) => {
+        onRetry: (e, attempt, delayMs) => {
           if (e instanceof ProtocolError && (e.code === ErrorCodes.NOT_COORDINATOR || e.code === ErrorCodes.COORDINATOR_NOT_AVAILABLE)) this.cluster.invalidateCoordinator(key, type)
           else if (!(e instanceof ProtocolError)) this.cluster.invalidateCoordinator(key, type)
-          this.cluster.logger.debug({ err: e, transactionalId: this.transactionalId }, 'transactional request failed, retrying')
+          this.cluster.logger.debug({ err: e, transactionalId: this.transactionalId, api: e instanceof ProtocolError ? e.api : undefined, attempt, delayMs }, 'transactional request failed, retrying')
         },
       },
     )

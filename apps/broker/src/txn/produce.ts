@@ -28,6 +28,13 @@ function produceError(code: number): number {
   return code
 }
 
+/** transaction.partition.verification.enable: a dynamic broker config in Kafka, so this node's or the cluster default's value wins over the startup one. */
+function verificationEnabled(broker: BrokerContext): boolean {
+  const { node, clusterDefault } = broker.topics.dynamic.layers
+  const v = node['transaction.partition.verification.enable'] ?? clusterDefault['transaction.partition.verification.enable']
+  return v === undefined ? broker.config.transactionPartitionVerificationEnable : v.toLowerCase() === 'true'
+}
+
 /**
  * The transactional hooks of Produce. v12 (transaction version 2) adds each
  * partition to the transaction as it is written; up to v11, with
@@ -49,7 +56,7 @@ export function transactionalProduce(broker: BrokerContext, req: ProduceRequest,
         wrote = true
         return produceError(broker.txns.addNow(id, producerId, producerEpoch, [{ name: topic, partitions: [partition] }], null, 2))
       }
-      if (!broker.config.transactionPartitionVerificationEnable) return ErrorCodes.NONE
+      if (!verificationEnabled(broker)) return ErrorCodes.NONE
       return abortableFor(produceError(broker.txns.verify(id, producerId, producerEpoch, topic, partition)), version, 11)
     },
     durable() {
