@@ -12,7 +12,7 @@ describe(`record caches on: Kafka Streams ${golden.kafkaStreamsVersion}'s Topolo
   it('covers every topology in the inputs', () => {
     expect(Object.keys(golden.topologies)).toEqual(Object.keys(inputs))
   })
-  for (const name of Object.keys(inputs).filter((n) => !/windows/.test(n))) {
+  for (const name of Object.keys(inputs)) {
     it(`${name}: same describe() text and output records in order, with timestamps`, () => {
       const { describe, outputs } = runGoldenTopology(buildCacheTopology(name), inputs[name]!, { 'application.id': 'cache-app', 'statestore.cache.max.bytes': inputs[name]!.cacheMaxBytes })
       expect({ describe, outputs }).toEqual(golden.topologies[name])
