@@ -67,6 +67,23 @@ public final class CacheTopologies {
                     .join(t, (x, y) -> x + "+" + y).to("out");
                 break;
             }
+            case "read-through": {
+                // Tables that are cached aggregations, read by joins within the same input record, before any flush.
+                final KStream<String, String> s = b.<String, String>stream("s").flatMapValues(v -> Arrays.asList(v.split(" ")));
+                final KTable<String, String> t = s.filter((k, v) -> v.startsWith("set=")).mapValues(v -> v.substring(4))
+                    .groupByKey().reduce((x, y) -> y, Materialized.as("t"));
+                final KTable<String, String> u = s.filter((k, v) -> v.startsWith("put=")).mapValues(v -> v.substring(4))
+                    .groupByKey().reduce((x, y) -> y, Materialized.as("u"));
+                s.filter((k, v) -> v.equals("get")).join(t, (x, y) -> x + "+" + y).to("st-out");
+                t.join(u, (x, y) -> x + "+" + y).toStream().to("tt-out");
+                break;
+            }
+            case "materialized-filter-mapvalues": {
+                final KTable<String, String> t = b.table("in", Materialized.as("t"));
+                t.filter((k, v) -> !v.startsWith("x"), Materialized.as("f")).toStream().to("filter-out");
+                t.mapValues(v -> v.toUpperCase(), Materialized.as("m")).toStream().to("map-out");
+                break;
+            }
             case "time-windows":
                 words(b).windowedBy(TimeWindows.ofSizeAndGrace(ms(10), ms(5)).advanceBy(ms(5)))
                     .count(Materialized.as("tw"))

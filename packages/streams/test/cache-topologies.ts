@@ -38,6 +38,21 @@ export function buildCacheTopology(spec: string): Topology {
       b.stream<string, string>('s').flatMapValues((v) => v.split(' ')).join(t, (x: string, y: string) => `${x}+${y}`).to('out')
       break
     }
+    case 'read-through': {
+      // Tables that are cached aggregations, read by joins within the same input record, before any flush.
+      const s = b.stream<string, string>('s').flatMapValues((v) => v.split(' '))
+      const t = s.filter((_k, v) => v.startsWith('set=')).mapValues((v) => v.slice(4)).groupByKey().reduce((_x, y) => y, Materialized.as('t'))
+      const u = s.filter((_k, v) => v.startsWith('put=')).mapValues((v) => v.slice(4)).groupByKey().reduce((_x, y) => y, Materialized.as('u'))
+      s.filter((_k, v) => v === 'get').join(t, (x: string, y: string) => `${x}+${y}`).to('st-out')
+      t.join(u, (x, y) => `${x}+${y}`).toStream().to('tt-out')
+      break
+    }
+    case 'materialized-filter-mapvalues': {
+      const t = b.table<string, string>('in', undefined, Materialized.as('t'))
+      t.filter((_k, v) => !v.startsWith('x'), Materialized.as('f')).toStream().to('filter-out')
+      t.mapValues((v) => v.toUpperCase(), Materialized.as('m')).toStream().to('map-out')
+      break
+    }
     case 'time-windows':
       words(b).windowedBy(TimeWindows.ofSizeAndGrace(10, 5).advanceBy(5)).count(Materialized.as('tw'))
         .toStream().map((w, v) => ({ key: at(w), value: v })).to('out', Produced.with(S, L))
