@@ -12,10 +12,13 @@ describe(`record caches on: Kafka Streams ${golden.kafkaStreamsVersion}'s Topolo
   it('covers every topology in the inputs', () => {
     expect(Object.keys(golden.topologies)).toEqual(Object.keys(inputs))
   })
-  for (const name of Object.keys(inputs)) {
-    it(`${name}: same describe() text and output records in order, with timestamps`, () => {
-      const { describe, outputs } = runGoldenTopology(buildCacheTopology(name), inputs[name]!, { 'application.id': 'cache-app', 'statestore.cache.max.bytes': inputs[name]!.cacheMaxBytes })
-      expect({ describe, outputs }).toEqual(golden.topologies[name])
-    })
+  // Java's stores are RocksDB here; the caching layer sits over our in-memory stores and over LMDB.
+  for (const [label, config] of [['in memory', {}], ['persistent', { 'default.dsl.store': 'rocksDB' }]] as const) {
+    for (const name of Object.keys(inputs)) {
+      it(`${name}, stores ${label}: same describe() text and output records in order, with timestamps`, () => {
+        const { describe, outputs } = runGoldenTopology(buildCacheTopology(name), inputs[name]!, { 'application.id': 'cache-app', 'statestore.cache.max.bytes': inputs[name]!.cacheMaxBytes, ...config })
+        expect({ describe, outputs }).toEqual(golden.topologies[name])
+      })
+    }
   }
 })
