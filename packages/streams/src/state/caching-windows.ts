@@ -40,9 +40,9 @@ class Layer<K, V> {
     return this.context?.recordContext?.() ?? { timestamp: this.context?.currentTimestamp() ?? 0, offset: -1, partition: -1, topic: '', headers: [] }
   }
 
-  /** Cached entries (clean and dirty), decoded by `decode`; null values are deletes not yet flushed. */
-  entries<T>(decode: (key: Buffer) => T): { at: T; keyBytes: Buffer; value: Buffer | null }[] {
-    return this.cache!.range(this.namespace, undefined, undefined).map((e) => ({ at: decode(e.key), keyBytes: e.key, value: e.value }))
+  /** Cached entries (clean and dirty) with cache keys in [from, to], decoded by `decode`; null values are deletes not yet flushed. */
+  entries<T>(decode: (key: Buffer) => T, from?: Buffer, to?: Buffer): { at: T; value: Buffer | null }[] {
+    return this.cache!.range(this.namespace, from, to).map((e) => ({ at: decode(e.key), value: e.value }))
   }
 
   k(key: K): Buffer {
@@ -62,8 +62,20 @@ class Layer<K, V> {
   }
 }
 
-/** 8 bytes standing for Java's SegmentedCacheFunction segment id: only its size counts (in the entry size estimate). */
+/**
+ * 8 bytes standing for Java's SegmentedCacheFunction segment id, whose size counts in the entry
+ * size estimate. Ours holds the key's length, so one key's entries sit together in the cache's
+ * byte order and a single-key fetch reads only them.
+ */
 const SEGMENT_PREFIX = 8
+
+function prefixed(key: Buffer, fields: number, fill = 0): Buffer {
+  const out = Buffer.alloc(SEGMENT_PREFIX + key.length + fields, fill)
+  out.writeUInt32BE(key.length, 0)
+  out.writeUInt32BE(0, 4)
+  key.copy(out, SEGMENT_PREFIX)
+  return out
+}
 
 function long(out: Buffer, n: number, at: number): void {
   out.writeBigInt64BE(BigInt(n), at)
@@ -71,8 +83,7 @@ function long(out: Buffer, n: number, at: number): void {
 
 /** Java's cache key of a window store: segment id, then WindowKeySchema's `[key][start][seqnum 0]`. */
 function windowCacheKey(key: Buffer, start: number): Buffer {
-  const out = Buffer.alloc(SEGMENT_PREFIX + key.length + 12)
-  key.copy(out, SEGMENT_PREFIX)
+  const out = prefixed(key, 12)
   long(out, start, SEGMENT_PREFIX + key.length)
   return out
 }
@@ -84,8 +95,7 @@ function fromWindowCacheKey(b: Buffer): { key: Buffer; start: number } {
 
 /** Java's cache key of a session store: segment id, then SessionKeySchema's `[key][end][start]`. */
 function sessionCacheKey(key: Buffer, start: number, end: number): Buffer {
-  const out = Buffer.alloc(SEGMENT_PREFIX + key.length + 16)
-  key.copy(out, SEGMENT_PREFIX)
+  const out = prefixed(key, 16)
   long(out, end, SEGMENT_PREFIX + key.length)
   long(out, start, SEGMENT_PREFIX + key.length + 8)
   return out
@@ -94,6 +104,15 @@ function sessionCacheKey(key: Buffer, start: number, end: number): Buffer {
 function fromSessionCacheKey(b: Buffer): { key: Buffer; start: number; end: number } {
   const n = b.length - 16
   return { key: b.subarray(SEGMENT_PREFIX, n), end: Number(b.readBigInt64BE(n)), start: Number(b.readBigInt64BE(n + 8)) }
+}
+
+/** Cache-key bounds for one key's entries from time `t` on (the first time field after the key: a window's start, a session's end). */
+function oneKeyBounds(key: Buffer, t: number, fields: number, last?: number): [Buffer, Buffer] {
+  const lower = prefixed(key, fields)
+  long(lower, Math.max(0, t), SEGMENT_PREFIX + key.length)
+  const upper = prefixed(key, fields, 0xff)
+  if (last !== undefined) long(upper, last, SEGMENT_PREFIX + key.length)
+  return [lower, upper]
 }
 
 const inKeyRange = (k: Buffer, from: Buffer | undefined, to: Buffer | undefined) => (from === undefined || Buffer.compare(k, from) >= 0) && (to === undefined || Buffer.compare(k, to) <= 0)
@@ -143,7 +162,7 @@ export function installWindowCache<K, V>(store: WindowStore<K, V>, keySerde: Ser
   }
   /** Cached windows of keys in [from, to] starting in [timeFrom, timeTo]. */
   const cachedRange = (from: Buffer | undefined, to: Buffer | undefined, timeFrom: number, timeTo: number) =>
-    layer.entries(fromWindowCacheKey)
+    layer.entries(fromWindowCacheKey, ...(from !== undefined && to !== undefined && from.equals(to) && timeTo >= 0 ? oneKeyBounds(from, timeFrom, 12, timeTo) : []))
       .filter((e) => e.at.start >= timeFrom && e.at.start <= timeTo && inKeyRange(e.at.key, from, to))
       .map((e) => ({ id: `${e.at.start}/${e.at.key.toString('latin1')}`, bytes: e.at.key, start: e.at.start, value: e.value }))
   const byStartThenKey = (a: KeyValue<Windowed<K>, V>, b: KeyValue<Windowed<K>, V>) =>
@@ -237,11 +256,11 @@ export function installSessionCache<K, V>(store: SessionStore<K, V>, keySerde: S
   const order = (a: KeyValue<Windowed<K>, V>, b: KeyValue<Windowed<K>, V>) =>
     a.key.window.end - b.key.window.end || Buffer.compare(layer.k(a.key.key), layer.k(b.key.key)) || a.key.window.start - b.key.window.start
   const id = (kb: Buffer, start: number, end: number) => `${end}/${start}/${kb.toString('latin1')}`
-  const merged = (stored: KeyValue<Windowed<K>, V>[], keep: (at: { key: Buffer; start: number; end: number }) => boolean) => {
+  const merged = (stored: KeyValue<Windowed<K>, V>[], keep: (at: { key: Buffer; start: number; end: number }) => boolean, bounds: [Buffer, Buffer] | [] = []) => {
     if (layer.cache === undefined) return stored
     return merge(
       stored.map((e) => ({ id: id(layer.k(e.key.key), e.key.window.start, e.key.window.end), item: e })),
-      layer.entries(fromSessionCacheKey).filter((c) => keep(c.at)).map((c) => ({
+      layer.entries(fromSessionCacheKey, ...bounds).filter((c) => keep(c.at)).map((c) => ({
         id: id(c.at.key, c.at.start, c.at.end),
         item: c.value === null ? null : { key: new Windowed(layer.key(c.at.key), new Window(c.at.start, c.at.end)), value: layer.value(c.value) },
       })),
@@ -257,7 +276,8 @@ export function installSessionCache<K, V>(store: SessionStore<K, V>, keySerde: S
     const [from, to, earliestEnd, latestStart] = (args.length === 3 ? [args[0], args[0], args[1], args[2]] : args) as [K | undefined, K | undefined, number, number]
     const fb = from === undefined ? undefined : layer.k(from)
     const tb = to === undefined ? undefined : layer.k(to)
-    return merged(stored, (at) => at.end >= earliestEnd && at.start <= latestStart && inKeyRange(at.key, fb, tb))
+    const one: [Buffer, Buffer] | [] = fb !== undefined && tb !== undefined && fb.equals(tb) ? oneKeyBounds(fb, earliestEnd, 16) : []
+    return merged(stored, (at) => at.end >= earliestEnd && at.start <= latestStart && inKeyRange(at.key, fb, tb), one)
   }
   const put = (sessionKey: Windowed<K>, aggregate: V | null) => {
     if (layer.cache === undefined) return inner.put(sessionKey, aggregate)
