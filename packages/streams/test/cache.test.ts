@@ -77,6 +77,18 @@ describe('record caches (statestore.cache.max.bytes)', () => {
     expect(cache.sizeBytes()).toBe(94)
     expect(cache.get('0_0-x', Buffer.from('a'))?.value?.toString()).toBe('3')
   })
+
+  it('range reads come in unsigned byte order within bounds, and miss what was evicted', () => {
+    const cache = new ThreadCache(150)
+    cache.register('0_0-r', () => {})
+    const ctx = { timestamp: 0, offset: 0, partition: 0, topic: '', headers: [] }
+    for (const k of ['b', 'a', '\xff', 'c']) cache.put('0_0-r', Buffer.from(k, 'latin1'), Buffer.from('1'), ctx, true)
+    // 47 bytes an entry: the fourth put (c) evicted the least recently used, b.
+    const keys = (from?: string, to?: string) => cache.range('0_0-r', from === undefined ? undefined : Buffer.from(from, 'latin1'), to === undefined ? undefined : Buffer.from(to, 'latin1')).map((e) => e.key.toString('latin1'))
+    expect(keys()).toEqual(['a', 'c', '\xff'])
+    expect(keys('b', 'c')).toEqual(['c'])
+    expect(keys('c')).toEqual(['c', '\xff'])
+  })
 })
 
 let brokers: string[]
