@@ -78,7 +78,7 @@ final class GoldenDriver {
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, spec.has("cacheMaxBytes") ? spec.get("cacheMaxBytes").asLong() : 0L);
         final Map<String, Object> result = new LinkedHashMap<>();
         result.put("describe", topology.describe().toString());
         try (TopologyTestDriver driver = new TopologyTestDriver(topology, props, Instant.ofEpochMilli(1_000_000L))) {

@@ -1,10 +1,10 @@
 import type { Admin } from '@tidelog/client'
-import { Consumer } from '@tidelog/consumer'
 import type { Producer } from '@tidelog/producer'
 import { describe, expect, it } from 'vitest'
 import { Consumed, Grouped, KafkaStreams, Materialized, Produced, Serdes, StreamsBuilder, TopologyTestDriver, type StreamsConfig } from '@tidelog/streams'
 import { ThreadCache } from '../src/state/cache.js'
 import { useBroker } from './helpers/broker.js'
+import { readAll } from './cache-read.js'
 
 const S = Serdes.String()
 const L = Serdes.Long()
@@ -77,6 +77,18 @@ describe('record caches (statestore.cache.max.bytes)', () => {
     expect(cache.sizeBytes()).toBe(94)
     expect(cache.get('0_0-x', Buffer.from('a'))?.value?.toString()).toBe('3')
   })
+
+  it('range reads come in unsigned byte order within bounds, and miss what was evicted', () => {
+    const cache = new ThreadCache(150)
+    cache.register('0_0-r', () => {})
+    const ctx = { timestamp: 0, offset: 0, partition: 0, topic: '', headers: [] }
+    for (const k of ['b', 'a', '\xff', 'c']) cache.put('0_0-r', Buffer.from(k, 'latin1'), Buffer.from('1'), ctx, true)
+    // 47 bytes an entry: the fourth put (c) evicted the least recently used, b.
+    const keys = (from?: string, to?: string) => cache.range('0_0-r', from === undefined ? undefined : Buffer.from(from, 'latin1'), to === undefined ? undefined : Buffer.from(to, 'latin1')).map((e) => e.key.toString('latin1'))
+    expect(keys()).toEqual(['a', 'c', '\xff'])
+    expect(keys('b', 'c')).toEqual(['c'])
+    expect(keys('c')).toEqual(['c', '\xff'])
+  })
 })
 
 let brokers: string[]
@@ -84,34 +96,10 @@ let admin: Admin
 let producer: Producer
 useBroker('tidelog-streams-cache-', (b) => ({ brokers, admin, producer } = b))
 
-async function readAll(topic: string, want: { [k: string]: number }): Promise<{ n: number; latest: { [k: string]: number } }> {
-  const c = new Consumer({ brokers, autoOffsetReset: 'earliest' })
-  const latest: { [k: string]: number } = {}
-  let n = 0
-  const ac = new AbortController()
-  const timer = setTimeout(() => ac.abort(), 60_000)
-  try {
-    c.assign([{ topic, partition: 0 }])
-    for await (const batch of c.batches({ signal: ac.signal })) {
-      for (const m of batch.messages) {
-        latest[m.key!.toString()] = Number(m.value!.readBigInt64BE())
-        n++
-      }
-      if (JSON.stringify(Object.entries(latest).sort()) === JSON.stringify(Object.entries(want).sort())) break
-    }
-  } catch (e) {
-    if (!ac.signal.aborted) throw e
-  } finally {
-    clearTimeout(timer)
-    await c.close()
-  }
-  return { n, latest }
-}
-
 describe('record caches on the broker', () => {
   it('a cached count forwards fewer updates than an uncached one, with the same final counts', async () => {
     const lines = Array.from({ length: 60 }, (_, i) => ({ key: i % 2 === 0 ? 'a' : 'b', value: 'w' }))
-    const results: { n: number; latest: { [k: string]: number } }[] = []
+    const results: { n: number; latest: { [k: string]: number | null } }[] = []
     for (const [i, bytes] of [0, 10 * 1024 * 1024].entries()) {
       await admin.createTopics([{ name: `cc${i}-in`, partitions: 1 }, { name: `cc${i}-out`, partitions: 1 }])
       const app = new KafkaStreams(wordsPerKey(`cc${i}-in`, `cc${i}-out`, Materialized.as('counts')), {
@@ -119,7 +107,7 @@ describe('record caches on the broker', () => {
       })
       await app.start()
       await producer.send(lines.map((l) => ({ topic: `cc${i}-in`, ...l })))
-      results.push(await readAll(`cc${i}-out`, { a: 30, b: 30 }))
+      results.push(await readAll(brokers, `cc${i}-out`, { a: 30, b: 30 }))
       await app.close()
     }
     expect(results[0]).toEqual({ n: 60, latest: { a: 30, b: 30 } })
@@ -133,7 +121,7 @@ describe('record caches on the broker', () => {
     const last = new Map(updates.map((u) => [u.key, u.value]))
     const want: { [g: string]: number } = {}
     for (const g of last.values()) want[g] = (want[g] ?? 0) + 1
-    const results: { n: number; latest: { [k: string]: number } }[] = []
+    const results: { n: number; latest: { [k: string]: number | null } }[] = []
     for (const [i, bytes] of [0, 10 * 1024 * 1024].entries()) {
       await admin.createTopics([{ name: `ct${i}-in`, partitions: 1 }, { name: `ct${i}-out`, partitions: 1 }])
       const b = new StreamsBuilder()
@@ -145,7 +133,7 @@ describe('record caches on the broker', () => {
       const app = new KafkaStreams(b.build(), { 'application.id': `ct${i}-app`, 'bootstrap.servers': brokers, 'commit.interval.ms': 2000, 'statestore.cache.max.bytes': bytes })
       await app.start()
       await producer.send(updates.map((u) => ({ topic: `ct${i}-in`, ...u })))
-      results.push(await readAll(`ct${i}-out`, want))
+      results.push(await readAll(brokers, `ct${i}-out`, want))
       await app.close()
     }
     expect(results[0]!.latest).toEqual(want)

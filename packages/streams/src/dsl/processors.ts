@@ -173,10 +173,15 @@ export function tableSourceProcessor<K, V>(source: { storeName: string | undefin
   return () => {
     let ctx!: ProcessorContext<K, Change<V>>
     let store: TableStore<K, V> | undefined
+    let cached = false
     return {
       init: (c) => {
         ctx = c
-        if (source.storeName !== undefined) store = tableStore(c.getStateStore(source.storeName))
+        if (source.storeName === undefined) return
+        const raw = c.getStateStore<KeyValueStore<K, ValueAndTimestamp<V>>>(source.storeName)
+        store = tableStore(raw)
+        // A cached source store forwards at flush, so a tombstone for an absent key is never forwarded (CachingKeyValueStore).
+        cached = forwardOnFlush(raw, ctx, oldValues)
       },
       process: (r) => {
         if (r.key === null || r.key === undefined) return
@@ -184,7 +189,7 @@ export function tableSourceProcessor<K, V>(source: { storeName: string | undefin
         if (!store) return ctx.forward(r.withValue({ newValue: r.value, oldValue: old }))
         // A versioned store refuses a record older than its history retention: it is not forwarded either (KIP-914).
         const code = store.put(r.key, r.value ?? null, r.timestamp)
-        if (code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(r.value, old, code === PUT_RETURN_CODE_IS_LATEST)))
+        if (!cached && code !== PUT_RETURN_CODE_NOT_PUT) ctx.forward(r.withValue(change(r.value, old, code === PUT_RETURN_CODE_IS_LATEST)))
       },
     } satisfies Processor<K, V, K, Change<V>>
   }
@@ -234,7 +239,7 @@ export function tableAggregateProcessor<K, V, A>(storeName: string, init: (() =>
  * store forwards each update when it leaves the cache (timestamp: the new value's, else the
  * write's), and the processor forwards nothing itself. Returns whether the store caches.
  */
-function forwardOnFlush<K, A>(store: KeyValueStore<K, ValueAndTimestamp<A>>, ctx: ProcessorContext<K, Change<A>>, oldValues: OldValues): boolean {
+function forwardOnFlush<K, A>(store: KeyValueStore<K, ValueAndTimestamp<A>> | unknown, ctx: ProcessorContext<K, Change<A>>, oldValues: OldValues): boolean {
   const s = store as Partial<MeteredKeyValueStore<K, ValueAndTimestamp<A>>>
   if (typeof s.setFlushListener !== 'function') return false
   return s.setFlushListener((key, nv, ov, rc) => {

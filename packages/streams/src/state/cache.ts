@@ -41,6 +41,8 @@ function sizeOf(key: Buffer, value: Buffer | null, c: CacheRecordContext): numbe
 class NamedCache {
   private readonly nodes = new Map<string, Node>()
   private readonly dirtyKeys = new Set<string>()
+  /** Every id in latin1 (unsigned byte) order, as Java's TreeMap keeps them: range reads binary-search it instead of scanning. */
+  private readonly sorted: string[] = []
   size = 0
 
   constructor(private readonly listener: (entries: DirtyEntry[]) => void) {}
@@ -60,6 +62,8 @@ class NamedCache {
     if (old !== undefined) {
       this.size -= old.size
       this.nodes.delete(id)
+    } else {
+      this.sorted.splice(this.lowerBound(id), 0, id)
     }
     const node: Node = { key, value, context, dirty, size: sizeOf(key, value, context) }
     this.nodes.set(id, node)
@@ -78,7 +82,7 @@ class NamedCache {
     const first = this.nodes.entries().next()
     if (first.done) return
     const [id, eldest] = first.value
-    this.nodes.delete(id)
+    this.remove(id)
     this.size -= eldest.size
     if (eldest.dirty) this.flush(eldest, id)
   }
@@ -102,7 +106,7 @@ class NamedCache {
     for (const id of deleted) {
       const n = this.nodes.get(id)
       if (n !== undefined && !n.dirty && n.value === null) {
-        this.nodes.delete(id)
+        this.remove(id)
         this.size -= n.size
       }
     }
@@ -111,8 +115,30 @@ class NamedCache {
   /** Entries (clean and dirty) with keys in [from, to] by latin1 order, which is unsigned byte order. */
   between(from: string | undefined, to: string | undefined): Node[] {
     const out: Node[] = []
-    for (const [id, n] of this.nodes) if ((from === undefined || id >= from) && (to === undefined || id <= to)) out.push(n)
+    for (let i = from === undefined ? 0 : this.lowerBound(from); i < this.sorted.length; i++) {
+      const id = this.sorted[i]!
+      if (to !== undefined && id > to) break
+      out.push(this.nodes.get(id)!)
+    }
     return out
+  }
+
+  private remove(id: string): void {
+    this.nodes.delete(id)
+    const i = this.lowerBound(id)
+    if (this.sorted[i] === id) this.sorted.splice(i, 1)
+  }
+
+  /** The first index in `sorted` whose id is >= id. */
+  private lowerBound(id: string): number {
+    let lo = 0
+    let hi = this.sorted.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.sorted[mid]! < id) lo = mid + 1
+      else hi = mid
+    }
+    return lo
   }
 }
 

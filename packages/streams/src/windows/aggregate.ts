@@ -1,5 +1,7 @@
 import type { ProcessorContext, ProcessorSupplier } from '../processor.js'
-import type { Record } from '../record.js'
+import { Record as RecordOf, type Record } from '../record.js'
+import type { CacheRecordContext } from '../state/cache.js'
+import type { CachedWindowedStore } from '../state/caching-windows.js'
 import type { ValueAndTimestamp } from '../store.js'
 import type { Change, OldValues } from '../dsl/processors.js'
 import { FinalEmitter, type EmitStrategy } from './emit-strategy.js'
@@ -24,6 +26,25 @@ const onClose = (emit: EmitStrategy | undefined) => emit?.type() === 'ON_WINDOW_
 function forwardFinal<K, A>(ctx: WindowedOut<K, A>, r: Record<K, unknown>, closed: { key: Windowed<K>; value: ValueAndTimestamp<A> }[]): void {
   for (const e of closed) ctx.forward(r.withKey(e.key).withValue({ newValue: e.value.value, oldValue: null }).withTimestamp(e.value.timestamp))
 }
+
+/**
+ * Java's TimestampedTupleForwarder (time and sliding windows) and SessionTupleForwarder: with a
+ * cached store, updates are forwarded when they leave the cache, stamped with the value's
+ * timestamp (sessions: the window end), and the processor forwards nothing itself. Emit-on-close
+ * aggregations forward only final results, so they take no listener. Returns whether it caches.
+ */
+function forwardOnFlush<K, S, A>(store: object, ctx: WindowedOut<K, A>, old: OldValues, stamp: (key: Windowed<K>, value: S | null, context: CacheRecordContext) => { value: A | null; timestamp: number }): boolean {
+  const s = store as Partial<CachedWindowedStore<K, S>>
+  if (typeof s.setFlushListener !== 'function') return false
+  return s.setFlushListener((key, nv, ov, rc) => {
+    const n = stamp(key, nv, rc)
+    const o = ov === null ? null : stamp(key, ov, rc).value
+    ctx.forward(new RecordOf<Windowed<K>, Change<A>>(key, { newValue: n.value, oldValue: o }, n.timestamp, rc.headers))
+  }, () => old.enabled)
+}
+
+/** Timestamped window values: the value's own timestamp, else the write's. */
+const timestamped = <K, A>(_k: Windowed<K>, v: ValueAndTimestamp<A> | null, rc: CacheRecordContext) => (v === null ? { value: null, timestamp: rc.timestamp } : { value: v.value, timestamp: v.timestamp })
 
 const sameStarts = (a: Window[], b: Window[]) => a.length === b.length && a.every((w, i) => w.equals(b[i]!))
 
@@ -50,11 +71,13 @@ export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWin
       forwardFinal(ctx, r, store.fetchAll(lower, upper))
       emitter.lastCloseTime = closeTime
     }
+    let cached = false
     return {
       init: (c) => {
         ctx = c
         store = c.getStateStore(storeName)
         emitter = new FinalEmitter(c, storeName)
+        if (!final) cached = forwardOnFlush(store, ctx, old, timestamped<K, A>)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)
@@ -71,7 +94,7 @@ export function timeWindowAggregate<K, V, A>(storeName: string, windows: TimeWin
           const ts = prev === undefined || prev === null ? r.timestamp : Math.max(r.timestamp, prev.timestamp)
           const next = agg(r.key, r.value, oldAgg)
           store.put(r.key, { value: next, timestamp: ts }, w.start)
-          if (!final) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: next, oldValue: old.enabled ? oldAgg : null }).withTimestamp(ts))
+          if (!final && !cached) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue: next, oldValue: old.enabled ? oldAgg : null }).withTimestamp(ts))
         }
         // Java records one drop per expired window the record fell into.
         if (late) for (const w of windows.windowsFor(r.timestamp)) if (w.end <= closeTime) dropped(ctx)
@@ -103,8 +126,9 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
       forwardFinal(ctx, r, store.fetchAll(last === -1 ? 0 : Math.max(0, last - d), upper))
       emitter.lastCloseTime = closeTime
     }
+    let cached = false
     const forward = (r: Record<K, V>, w: Window, newValue: A, oldValue: A | null, ts: number) => {
-      if (!final) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue, oldValue }).withTimestamp(ts))
+      if (!final && !cached) ctx.forward(r.withKey(new Windowed(r.key, w)).withValue({ newValue, oldValue }).withTimestamp(ts))
     }
 
     const update = (w: Window, vt: ValueAndTimestamp<A> | null, r: Record<K, V>, closeTime: number) => {
@@ -200,6 +224,7 @@ export function slidingWindowAggregate<K, V, A>(storeName: string, windows: Slid
         ctx = c
         store = c.getStateStore(storeName)
         emitter = new FinalEmitter(c, storeName)
+        if (!final) cached = forwardOnFlush(store, ctx, old, timestamped<K, A>)
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined || r.value === null || r.value === undefined) return dropped(ctx)
@@ -227,8 +252,9 @@ export function sessionWindowAggregate<K, V, A>(storeName: string, windows: Sess
     let store!: SessionStore<K, A>
     let emitter!: FinalEmitter
     let streamTime = -1
+    let cached = false
     const forward = (r: Record<K, V>, key: Windowed<K>, oldAgg: A | null, newAgg: A | null) => {
-      if (!final) ctx.forward(r.withKey(key).withValue({ newValue: newAgg, oldValue: old.enabled ? oldAgg : null }).withTimestamp(key.window.end))
+      if (!final && !cached) ctx.forward(r.withKey(key).withValue({ newValue: newAgg, oldValue: old.enabled ? oldAgg : null }).withTimestamp(key.window.end))
     }
     // Java's KStreamSessionWindowAggregate: sessions whose end is in [lastCloseTime, closeTime - 1].
     const emitFinal = (r: Record<K, V>, closeTime: number) => {
@@ -245,6 +271,7 @@ export function sessionWindowAggregate<K, V, A>(storeName: string, windows: Sess
         ctx = c
         store = c.getStateStore(storeName)
         emitter = new FinalEmitter(c, storeName)
+        if (!final) cached = forwardOnFlush(store, ctx, old, (key: Windowed<K>, value: A | null) => ({ value, timestamp: key.window.end }))
       },
       process: (r: Record<K, V>) => {
         if (r.key === null || r.key === undefined) return dropped(ctx)

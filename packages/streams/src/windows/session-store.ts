@@ -3,6 +3,7 @@ import { InvalidStateStoreException, StreamsException } from '../errors.js'
 import { deserializeSync, serializeSync, type KeyValue, type StateStore, type StateStoreContext, type StoreBuilder } from '../store.js'
 import { SortedIndex, windowedChangelogConfig } from './window-store.js'
 import { Window, Windowed } from './windows.js'
+import { installSessionCache } from '../state/caching-windows.js'
 
 /** Java's SessionKeySchema.toBinary: `[key][8-byte end][8-byte start]` (changelog keys and SessionWindowedSerializer). */
 export function sessionKeyBinary(key: Buffer, start: number, end: number): Buffer {
@@ -212,6 +213,8 @@ export interface SessionBytesStoreSupplier {
 
 export class SessionStoreBuilder<K, V> implements StoreBuilder<SessionStore<K, V>> {
   loggingEnabled = true
+  /** Java's default for a store builder: off (the DSL turns it on unless Materialized disables it or emits on window close). */
+  cachingEnabled = false
   private userLogConfig: Record<string, string> = {}
 
   constructor(private readonly supplier: SessionBytesStoreSupplier, private readonly keySerde: Serde<K>, private readonly valueSerde: Serde<V>) {}
@@ -236,9 +239,23 @@ export class SessionStoreBuilder<K, V> implements StoreBuilder<SessionStore<K, V
     return this
   }
 
+  /** Java's CachingSessionStore layer (statestore.cache.max.bytes). */
+  withCachingEnabled(): this {
+    this.cachingEnabled = true
+    return this
+  }
+
+  withCachingDisabled(): this {
+    this.cachingEnabled = false
+    return this
+  }
+
   build(): SessionStore<K, V> & { readonly expiredRecords: number } {
-    if (this.supplier.build) return this.supplier.build(this.keySerde, this.valueSerde, this.loggingEnabled)
-    return new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled, this.supplier.timeOrdered === true)
+    const store = this.supplier.build
+      ? this.supplier.build(this.keySerde, this.valueSerde, this.loggingEnabled)
+      : new InMemorySessionStore(this.supplier.name, this.supplier.retentionPeriodMs, this.keySerde, this.valueSerde, this.loggingEnabled, this.supplier.timeOrdered === true)
+    if (this.cachingEnabled) installSessionCache(store, this.keySerde, this.valueSerde)
+    return store
   }
 }
 

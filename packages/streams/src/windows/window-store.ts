@@ -2,6 +2,7 @@ import type { Serde } from '@tidelog/client'
 import { InvalidStateStoreException, StreamsException } from '../errors.js'
 import { deserializeSync, serializeSync, timestampedSerde, type KeyValue, type StateStore, type StateStoreContext, type StoreBuilder, type ValueAndTimestamp } from '../store.js'
 import { Window, Windowed } from './windows.js'
+import { installWindowCache } from '../state/caching-windows.js'
 
 /** Kafka Streams' default windowstore.changelog.additional.retention.ms: one day on top of the store's retention. */
 export const ADDITIONAL_CHANGELOG_RETENTION_MS = 86_400_000
@@ -396,6 +397,8 @@ export interface WindowBytesStoreSupplier {
 
 export class WindowStoreBuilder<K, V> implements StoreBuilder<WindowStore<K, V>> {
   loggingEnabled = true
+  /** Java's default for a store builder: off (the DSL turns it on unless Materialized disables it). */
+  cachingEnabled = false
   private userLogConfig: Record<string, string> = {}
 
   constructor(
@@ -426,10 +429,24 @@ export class WindowStoreBuilder<K, V> implements StoreBuilder<WindowStore<K, V>>
     return this
   }
 
+  /** Java's CachingWindowStore layer (statestore.cache.max.bytes): not for stores that keep duplicates (joins). */
+  withCachingEnabled(): this {
+    this.cachingEnabled = true
+    return this
+  }
+
+  withCachingDisabled(): this {
+    this.cachingEnabled = false
+    return this
+  }
+
   build(): WindowStore<K, V> & { readonly expiredRecords: number } {
     const s = this.supplier
-    if (s.build) return s.build(this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
-    return new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, s.timeOrdered === true)
+    const store = s.build
+      ? s.build(this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped)
+      : new InMemoryWindowStore(s.name, s.retentionPeriodMs, s.windowSizeMs, s.retainDuplicates, this.keySerde, this.valueSerde, this.loggingEnabled, this.timestamped, s.timeOrdered === true)
+    if (this.cachingEnabled && !s.retainDuplicates) installWindowCache(store, this.keySerde, this.valueSerde)
+    return store
   }
 }
 

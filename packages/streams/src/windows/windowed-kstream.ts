@@ -192,7 +192,9 @@ export function timeWindowStoreBuilder<K, A>(w: TimeWindows | SlidingWindows, na
       : `The retention period of the window store ${name} must be no smaller than 2 * time difference plus the grace period. Got time difference=[${w.timeDifferenceMs}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
   }
   const size = w instanceof TimeWindows ? w.size() : w.timeDifferenceMs
-  return WindowStores.timestampedWindowStoreBuilder(dslWindowSupplier(materialized, name, retention, size, defaults, timeOrdered), keySerde, valueSerde)
+  const b = WindowStores.timestampedWindowStoreBuilder(dslWindowSupplier(materialized, name, retention, size, defaults, timeOrdered), keySerde, valueSerde)
+  // Java's WindowStoreMaterializer caches emit-on-close time windows too; SlidingWindowStoreMaterializer does not.
+  return materialized?.cachingEnabled !== false && (w instanceof TimeWindows || !timeOrdered) ? b.withCachingEnabled() : b
 }
 
 /** Java's SessionStoreMaterializer (also for cogroup): retention defaults to gap + grace and may not be set below that. */
@@ -202,7 +204,9 @@ export function sessionStoreBuilder<K, A>(w: SessionWindows, name: string, keySe
   if (retention < w.inactivityGap() + w.gracePeriodMs()) {
     throw new RangeError(`The retention period of the session store ${name} must be no smaller than the session inactivity gap plus the grace period. Got gap=[${w.inactivityGap()}], grace=[${w.gracePeriodMs()}], retention=[${retention}]`)
   }
-  return SessionStores.sessionStoreBuilder(dslSessionSupplier(materialized, name, retention, defaults, timeOrdered), keySerde, valueSerde)
+  const b = SessionStores.sessionStoreBuilder(dslSessionSupplier(materialized, name, retention, defaults, timeOrdered), keySerde, valueSerde)
+  // Java's SessionStoreMaterializer: no cache for emit-on-close sessions.
+  return materialized?.cachingEnabled !== false && !timeOrdered ? b.withCachingEnabled() : b
 }
 
 export function windowedBy<K, V>(source: GroupedSource<K, V>, windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
