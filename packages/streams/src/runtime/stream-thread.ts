@@ -5,6 +5,7 @@ import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import { StreamTask, type RecordCollector } from '../internal/task.js'
 import { isTaskMigrated } from './migrated.js'
+import { addBatch } from './intake.js'
 import { Machine, THREAD_STATE_TRANSITIONS } from './state.js'
 import { changelogsOf, restoreTask } from './restore.js'
 import type { ThreadEnv, ThreadMetadata, TopicPartition } from './thread-env.js'
@@ -16,6 +17,8 @@ import { ThreadCache } from '../state/cache.js'
 import { decodeOffsetMetadata, encodeOffsetMetadata, mergeProcessorMetadata } from '../state/processor-metadata.js'
 
 export type { ThreadEnv, ThreadMetadata } from './thread-env.js'
+
+const NO_HEADERS: { key: string; value: Buffer | null }[] = []
 
 /**
  * One stream thread (Java's StreamThread): its own consumer in the application's group, its
@@ -228,17 +231,7 @@ export class StreamThread {
         const task = this.taskFor(batch.topic, batch.partition)
         // Fetched before its partition was revoked: the next owner reads it from the committed offset.
         if (task === undefined) continue
-        for (const m of batch.messages) {
-          task.addRecord({
-            topic: m.topic,
-            partition: m.partition,
-            offset: Number(m.offset),
-            key: m.key === null ? null : Buffer.from(m.key),
-            value: m.value === null ? null : Buffer.from(m.value),
-            timestamp: Number(m.timestamp),
-            headers: m.headers.map((h) => ({ key: h.key, value: h.value === null ? null : Buffer.from(h.value) })),
-          })
-        }
+        addBatch(task, batch.topic, batch.partition, batch.messages)
         while (task.process()) task.maybePunctuateStreamTime()
         this.drainOutbox()
         const last = batch.messages[batch.messages.length - 1]
@@ -420,14 +413,9 @@ export class StreamThread {
     return {
       send: (r) => {
         this.outboxChangelog.push(changelogs.has(r.topic) ? id : undefined)
-        this.outbox.push({
-          topic: r.topic,
-          key: r.key,
-          value: r.value,
-          headers: r.headers.map((h) => ({ key: h.key, value: h.value })),
-          timestamp: r.timestamp,
-          ...(r.partition === undefined ? {} : { partition: r.partition }),
-        })
+        // The producer only reads a record's headers, so a record without any shares one empty list.
+        const headers = r.headers.length === 0 ? NO_HEADERS : r.headers.map((h) => ({ key: h.key, value: h.value }))
+        this.outbox.push(r.partition === undefined ? { topic: r.topic, key: r.key, value: r.value, headers, timestamp: r.timestamp } : { topic: r.topic, key: r.key, value: r.value, headers, timestamp: r.timestamp, partition: r.partition })
       },
     }
   }
