@@ -9,7 +9,7 @@ import type { Message } from '@tidelog/consumer'
 import { Grouped, Produced, Serdes, StreamsBuilder, TaskId, TimeWindows, Consumed, type Topology } from '../src/index.js'
 import { WindowedSerdes } from '../src/windows/windowed-serdes.js'
 import { StreamTask, type RecordCollector } from '../src/internal/task.js'
-import { addBatch } from '../src/runtime/intake.js'
+import { addBatch } from '../src/runtime/thread-io.js'
 
 const N = Number(process.argv[2] ?? 300_000)
 const KEYS = 10_000
