@@ -8,18 +8,32 @@ import { StreamsException } from './errors.js'
  */
 export type { Serde, Serializer, Deserializer, SerdeContext } from '@tidelog/client'
 
-/** 8-byte big-endian two's complement, as Java's LongSerializer (count() results use it). */
+const TWO_32 = 4294967296
+
+/**
+ * 8-byte big-endian two's complement, as Java's LongSerializer (count() results use it). Safe
+ * integers, what counts are, go as two 32-bit halves: no BigInt per record.
+ */
 const long: Serde<number | bigint> = {
   serialize: (v) => {
     if (typeof v !== 'bigint' && !Number.isSafeInteger(v)) throw new TypeError(`the Long serializer needs an integer, got ${typeof v === 'number' ? v : typeof v}`)
     const b = Buffer.alloc(8)
-    b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v))
+    if (typeof v === 'bigint') {
+      b.writeBigInt64BE(v)
+      return b
+    }
+    const high = Math.floor(v / TWO_32)
+    b.writeInt32BE(high, 0)
+    b.writeUInt32BE(v - high * TWO_32, 4)
     return b
   },
   deserialize: (b) => {
     if (b.length !== 8) throw new StreamsException(`Size of data received by LongDeserializer is not 8 (got ${b.length})`)
-    const n = b.readBigInt64BE()
-    return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n
+    const n = b.readInt32BE(0) * TWO_32 + b.readUInt32BE(4)
+    // Exact whenever it is safe; outside that range the halves may round, so BigInt decides.
+    if (Number.isSafeInteger(n)) return n
+    const big = b.readBigInt64BE()
+    return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big
   },
 }
 

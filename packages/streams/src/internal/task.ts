@@ -91,6 +91,8 @@ export class StreamTask {
   readonly stores = new Map<string, StateStore>()
   private readonly instances = new Map<string, Instance>()
   private readonly queues = new Map<string, RecordQueue>()
+  /** The source node of each input topic, resolved on first use (the lookup decorates every source's topics). */
+  private readonly sources = new Map<string, Instance>()
   private readonly streamQueue = new PunctuationQueue()
   private readonly wallQueue = new PunctuationQueue()
   private streamTime = -1
@@ -152,13 +154,18 @@ export class StreamTask {
   }
 
   addRecord(r: RawRecord): void {
-    const k = `${r.topic}\u0000${r.partition}`
+    this.queueOf(r.topic, r.partition).push(r)
+  }
+
+  /** The partition's FIFO, which the stream thread fills a fetched batch at a time (one lookup per batch, not per record). */
+  queueOf(topic: string, partition: number): RecordQueue {
+    const k = `${topic}\u0000${partition}`
     let q = this.queues.get(k)
     if (q === undefined) {
       q = new RecordQueue()
       this.queues.set(k, q)
     }
-    q.push(r)
+    return q
   }
 
   hasRecordsQueued(): boolean {
@@ -230,8 +237,13 @@ export class StreamTask {
   }
 
   private sourceFor(topic: string): Instance {
+    const known = this.sources.get(topic)
+    if (known !== undefined) return known
     for (const inst of this.instances.values()) {
-      if (inst.factory.kind === 'source' && inst.factory.topics.some((t) => this.builder.decorate(t, this.config.applicationId) === topic)) return inst
+      if (inst.factory.kind === 'source' && inst.factory.topics.some((t) => this.builder.decorate(t, this.config.applicationId) === topic)) {
+        this.sources.set(topic, inst)
+        return inst
+      }
     }
     throw new StreamsException(`Task ${this.id} has no source for topic ${topic}`)
   }

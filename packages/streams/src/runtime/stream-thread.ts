@@ -1,10 +1,10 @@
 import { Consumer } from '@tidelog/consumer'
-import { isFatalForTransactions, Producer, SendError, type ProducerRecord } from '@tidelog/producer'
-import { productionResponse, type StreamsConfig } from '../config.js'
+import { isFatalForTransactions, Producer, type ProducerRecord } from '@tidelog/producer'
 import { StreamsException } from '../errors.js'
 import { TaskId } from '../processor.js'
 import { StreamTask, type RecordCollector } from '../internal/task.js'
 import { isTaskMigrated } from './migrated.js'
+import { addBatch, producerRecordOf, recordCache, sendFailure, taskIdOf } from './thread-io.js'
 import { Machine, THREAD_STATE_TRANSITIONS } from './state.js'
 import { changelogsOf, restoreTask } from './restore.js'
 import type { ThreadEnv, ThreadMetadata, TopicPartition } from './thread-env.js'
@@ -228,17 +228,7 @@ export class StreamThread {
         const task = this.taskFor(batch.topic, batch.partition)
         // Fetched before its partition was revoked: the next owner reads it from the committed offset.
         if (task === undefined) continue
-        for (const m of batch.messages) {
-          task.addRecord({
-            topic: m.topic,
-            partition: m.partition,
-            offset: Number(m.offset),
-            key: m.key === null ? null : Buffer.from(m.key),
-            value: m.value === null ? null : Buffer.from(m.value),
-            timestamp: Number(m.timestamp),
-            headers: m.headers.map((h) => ({ key: h.key, value: h.value === null ? null : Buffer.from(h.value) })),
-          })
-        }
+        addBatch(task, batch.topic, batch.partition, batch.messages)
         while (task.process()) task.maybePunctuateStreamTime()
         this.drainOutbox()
         const last = batch.messages[batch.messages.length - 1]
@@ -287,10 +277,6 @@ export class StreamThread {
     this.maybePurge()
   }
 
-  private takeOffsets(): (TopicPartition & { offset: bigint })[] {
-    return [...this.processed.values()]
-  }
-
   private committed(offsets: readonly (TopicPartition & { offset: bigint })[]): void {
     for (const o of offsets) {
       const k = `${o.topic}:${o.partition}`
@@ -307,7 +293,7 @@ export class StreamThread {
     await this.producer.flush()
     await Promise.allSettled([...this.pending])
     if (this.sendError) throw this.sendError
-    const offsets = this.takeOffsets()
+    const offsets = [...this.processed.values()]
     if (offsets.length === 0) return
     await this.consumer.commit(this.withProcessorMetadata(offsets))
     this.committed(offsets)
@@ -324,7 +310,7 @@ export class StreamThread {
     this.flushCaches()
     this.drainOutbox()
     if (this.sendError) throw this.sendError
-    const offsets = this.takeOffsets()
+    const offsets = [...this.processed.values()]
     if (offsets.length === 0 && !this.inTxn) return
     this.begin()
     if (offsets.length > 0) await this.producer.sendOffsetsToTransaction(this.withProcessorMetadata(offsets), this.consumer.groupMetadata())
@@ -420,28 +406,21 @@ export class StreamThread {
     return {
       send: (r) => {
         this.outboxChangelog.push(changelogs.has(r.topic) ? id : undefined)
-        this.outbox.push({
-          topic: r.topic,
-          key: r.key,
-          value: r.value,
-          headers: r.headers.map((h) => ({ key: h.key, value: h.value })),
-          timestamp: r.timestamp,
-          ...(r.partition === undefined ? {} : { partition: r.partition }),
-        })
+        this.outbox.push(producerRecordOf(r))
       },
     }
   }
 
-  /**
-   * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
-   * not per record); a record that failed goes through the production exception handler.
-   */
   /** A commit first empties the record caches: what they forward goes out with this commit. */
   private flushCaches(): void {
     if (this.cache === undefined) return
     for (const t of this.tasks.values()) for (const s of t.stores.values()) s.flush()
   }
 
+  /**
+   * Hands what the tasks produced to the producer in one send(records) (one promise per batch,
+   * not per record); a record that failed goes through the production exception handler.
+   */
   private drainOutbox(): void {
     if (this.outbox.length === 0) return
     this.begin()
@@ -462,18 +441,7 @@ export class StreamThread {
     }, (e: unknown) => {
       this.pending.delete(p)
       if (generation !== this.txnGeneration) return
-      const errors: (Error | undefined)[] = e instanceof SendError ? e.errors : records.map(() => (e instanceof Error ? e : new Error(String(e))))
-      errors.forEach((err, i) => {
-        if (err === undefined || this.sendError) return
-        const topic = records[i]!.topic
-        // Under EOS a fenced producer is not the handler's business: the tasks migrate (as Java's RecordCollectorImpl).
-        if (this.env.eos && isTaskMigrated(err)) {
-          this.sendError = err
-          return
-        }
-        if (productionResponse(this.env.config['default.production.exception.handler'], { topic }, err) === 'CONTINUE') return
-        this.sendError = new StreamsException(`failed to send a record to ${topic}`, { cause: err })
-      })
+      if (this.sendError === undefined) this.sendError = sendFailure(e, records, this.env.eos, this.env.config['default.production.exception.handler'])
     })
   }
 
@@ -625,15 +593,4 @@ export class StreamThread {
     }
     this.processed.clear()
   }
-}
-
-function taskIdOf(key: string): TaskId {
-  const [sub, partition] = key.split('_').map(Number) as [number, number]
-  return new TaskId(sub, partition)
-}
-
-function recordCache(config: StreamsConfig): ThreadCache | undefined {
-  const bytes = config['statestore.cache.max.bytes'] ?? 0
-  if (!Number.isFinite(bytes) || bytes < 0) throw new StreamsException(`Invalid value ${bytes} for configuration statestore.cache.max.bytes: Value must be at least 0`)
-  return bytes > 0 ? new ThreadCache(Math.floor(bytes / (config['num.stream.threads'] ?? 1))) : undefined
 }
