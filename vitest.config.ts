@@ -22,6 +22,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'test/interop/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    setupFiles: ['./test/helpers/yield-between-tests.ts'],
     pool: 'forks',
     // Vitest's default is one worker fewer than the CPUs: one at a time on CI's 2 cores, where
     // most files spend their time waiting on sockets and timers. Two at once cut npm test's time.
