@@ -9,9 +9,12 @@ describe('bench statistics', () => {
 
   it('compare interleaves implementations and reports a rate per round', async () => {
     const calls: string[] = []
+    // A clock the calls move: every call costs exactly 2 ms, so the rates are facts, not
+    // measurements a loaded (or quiet but preempted) machine can push around.
+    let t = 0
+    const clock = () => t
     const slow = () => {
-      const end = performance.now() + 2
-      while (performance.now() < end);
+      t += 2
       return 1
     }
     const results = await compare(
@@ -19,16 +22,13 @@ describe('bench statistics', () => {
         { name: 'a', run: () => (calls.push('a'), slow()) },
         { name: 'b', run: async () => (calls.push('b'), slow() * 2) },
       ],
-      { rounds: 3, windowMs: 40, warmupMs: 5 },
+      { rounds: 3, windowMs: 40, warmupMs: 5, clock },
     )
     expect(results.get('a')!.runs.length).toBe(3)
     expect(results.get('b')!.runs.length).toBe(3)
-    // b does twice the units per call at the same cost: about twice the rate. Windows of
-    // 20 calls keep the one-call overshoot of a window (and a preempted call on a loaded
-    // machine) from moving the ratio far from 2.
-    const ratio = results.get('b')!.median / results.get('a')!.median
-    expect(ratio).toBeGreaterThan(1.3)
-    expect(ratio).toBeLessThan(3)
+    // b does twice the units per call at the same cost: twice the rate, 500 and 1,000 per second.
+    expect(results.get('a')!.runs).toEqual([500, 500, 500])
+    expect(results.get('b')!.runs).toEqual([1000, 1000, 1000])
     // Both ran in every round, in alternating order after the warm-ups.
     const switches = calls.filter((c, i) => i > 0 && c !== calls[i - 1]).length
     expect(switches).toBe(5) // warm-ups a b, then a b | b a | a b
