@@ -3,7 +3,7 @@
 // DIR/latest.json and DIR/latest.md (DIR defaults to bench-results, bench-results/quick
 // for --quick).
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Brokers } from './env/brokers.js'
@@ -131,11 +131,22 @@ async function main(): Promise<void> {
   const started = performance.now()
   const stamp = () => `[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s]`
   const ctx: RunContext = { quick: args.quick, timing, rounds, brokers, only: undefined, clients: args.clients, brokerKinds: args.brokers as RunContext['brokerKinds'], log: (l) => console.log(`${stamp()} ${l}`) }
+  const dir = resolve(args.out)
+  mkdirSync(dir, { recursive: true })
   try {
     for (const sel of args.selection) {
-      const rows = await runSuite(sel, ctx, timing)
-      if (sel.suite.run !== undefined) rows.forEach(printRow)
-      report.scenarios.push(...rows)
+      try {
+        const rows = await runSuite(sel, ctx, timing)
+        if (sel.suite.run !== undefined) rows.forEach(printRow)
+        report.scenarios.push(...rows)
+      } catch (e) {
+        // One suite's crash (a peer that would not start, say) must not cost the other suites' rows.
+        const error = e instanceof Error ? (e.stack ?? e.message) : String(e)
+        console.error(`${stamp()} suite ${sel.suite.name} failed: ${error}`)
+        ;(report.failedSuites ??= []).push({ suite: sel.suite.name, error })
+      }
+      // A checkpoint after every suite: an interrupted full run still leaves what it measured.
+      writeFileSync(join(dir, 'partial.json'), JSON.stringify(report, null, 2) + '\n')
     }
   } finally {
     await brokers.close()
@@ -147,8 +158,6 @@ async function main(): Promise<void> {
   }
   report.goals = checkGoals(report.scenarios)
   report.machine.loadAverage!.end = loadavg()[0]!
-  const dir = resolve(args.out)
-  mkdirSync(dir, { recursive: true })
   const md = markdown(report)
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n')
   writeFileSync(join(dir, 'latest.md'), md)
@@ -157,12 +166,15 @@ async function main(): Promise<void> {
     writeFileSync('README.md', withReadmeSection(readFileSync('README.md', 'utf8'), report))
     console.log('updated README.md')
   }
+  rmSync(join(dir, 'partial.json'), { force: true })
   console.log(`wrote ${join(dir, 'latest.json')} and latest.md in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+  // A failed suite fails the command (CI's --quick run included), after the report is written.
+  if ((report.failedSuites ?? []).length > 0) process.exitCode = 1
 }
 
 main().then(
   // Clients and brokers are closed; exit even if a peer library left a timer behind.
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (e: unknown) => {
     console.error(e)
     process.exit(1)

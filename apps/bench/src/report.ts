@@ -13,6 +13,8 @@ export interface Report {
   timing: Timing & { mode: 'quick' | 'full'; endToEndRounds: number }
   scenarios: ScenarioResult[]
   goals: GoalCheck[]
+  /** Suites that threw: the run goes on without them and says so (a long run is not lost to one). */
+  failedSuites?: Array<{ suite: string; error: string }>
 }
 
 export const fmt = (n: number) =>
@@ -65,6 +67,10 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
       const met = g.met === 'not measured' ? 'not measured' : g.met ? 'yes' : 'no'
       lines.push(`| ${g.goal} | ${met} | ${g.measured.join(', ')} |`)
     }
+  }
+  if ((r.failedSuites ?? []).length > 0) {
+    lines.push('', `${h}# Failed suites`, '', 'These suites threw and have no rows in this report:', '')
+    for (const f of r.failedSuites!) lines.push(`- ${f.suite}: ${f.error.split('\n')[0]}`)
   }
   lines.push('', `${h}# Results`)
   if (compact) lines.push('', 'Medians; the spread (min-max), the settings of each scenario and the reasons behind n/a are in [bench-results/latest.md](bench-results/latest.md).')

@@ -84,6 +84,23 @@ describe('rows and report', () => {
     expect(md).toContain('| tidelog broker cold start <= 1/20 of Apache Kafka | not measured |  |')
   })
 
+  it('markdown names a suite that threw, so a report never hides a missing suite', () => {
+    const report: Report = {
+      date: '2026-01-01T00:00:00.000Z',
+      machine: { cpus: 2, cpuModel: 'cpu', memory: '1 GiB', node: 'v20' },
+      command: 'npm run bench',
+      timing: { rounds: 3, windowMs: 1, warmupMs: 1, mode: 'full', endToEndRounds: 3 },
+      scenarios: [makeRow({ id: 'A', title: 'a', unit: 'u', higherIsBetter: true }, [['x', s(2)]])],
+      goals: [],
+      failedSuites: [{ suite: 'streams', error: 'Error: no JVM\n    at run (streams.ts:1:1)' }],
+    }
+    const md = markdown(report)
+    expect(md).toContain('# Failed suites')
+    expect(md).toContain('- streams: Error: no JVM\n')
+    expect(md).not.toContain('at run (streams.ts')
+    expect(markdown({ ...report, failedSuites: [] })).not.toContain('Failed suites')
+  })
+
   it('checks the streams goals on the ST rows only (not S1, the broker start-up)', () => {
     const row = (id: string, t: number, j: number) => makeRow({ id, title: id, unit: 'records/s', higherIsBetter: true }, [['tidelog', s(t)], ['java', s(j)]])
     const goals = checkGoals([row('ST1@tidelog-broker', 150, 100), row('ST2@kafka', 120, 100), row('ST3@kafka', 80, 100), row('ST4@kafka', 300, 100), row('S1', 1, 100)])
