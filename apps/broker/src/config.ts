@@ -65,6 +65,10 @@ export interface BrokerConfig {
   transactionRemoveExpiredTransactionCleanupIntervalMs: number
   /** Kafka's transaction.partition.verification.enable (KIP-890 part 1): Produce must name a partition already in the transaction. */
   transactionPartitionVerificationEnable: boolean
+  /** Kafka's add.partitions.to.txn.retry.backoff.ms: how often a Produce v12 whose implicit add met a completing transaction tries again. */
+  addPartitionsToTxnRetryBackoffMs: number
+  /** Kafka's add.partitions.to.txn.retry.backoff.max.ms: how long it keeps trying before the client is answered (never past the request's timeout). */
+  addPartitionsToTxnRetryBackoffMaxMs: number
   /**
    * Not a Kafka setting: the most segment files held open at once. Segments
    * used least recently are closed and reopened on demand, so thousands of
@@ -213,6 +217,8 @@ export const DEFAULT_CONFIG: Readonly<BrokerConfig> = Object.freeze({
   transactionAbortTimedOutTransactionCleanupIntervalMs: 10_000,
   transactionRemoveExpiredTransactionCleanupIntervalMs: 3_600_000,
   transactionPartitionVerificationEnable: true,
+  addPartitionsToTxnRetryBackoffMs: 20,
+  addPartitionsToTxnRetryBackoffMaxMs: 100,
   maxOpenFiles: 1000,
   logCleanerEnable: true,
   logCleanerBackoffMs: 15_000,
@@ -317,6 +323,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'transactionAbortTimedOutTransactionCleanupIntervalMs', flag: 'transaction-abort-timed-out-transaction-cleanup-interval-ms', env: 'TIDELOG_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often transactions past their timeout are aborted (Kafka\'s transaction.abort.timed.out.transaction.cleanup.interval.ms)' },
   { key: 'transactionRemoveExpiredTransactionCleanupIntervalMs', flag: 'transaction-remove-expired-transaction-cleanup-interval-ms', env: 'TIDELOG_TRANSACTION_REMOVE_EXPIRED_TRANSACTION_CLEANUP_INTERVAL_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often expired transactional ids are removed (Kafka\'s transaction.remove.expired.transaction.cleanup.interval.ms)' },
   { key: 'transactionPartitionVerificationEnable', flag: 'transaction-partition-verification-enable', env: 'TIDELOG_TRANSACTION_PARTITION_VERIFICATION_ENABLE', kind: { type: 'bool' }, help: 'transactional Produce must name a partition already in the transaction (KIP-890; true|false)' },
+  { key: 'addPartitionsToTxnRetryBackoffMs', flag: 'add-partitions-to-txn-retry-backoff-ms', env: 'TIDELOG_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS', kind: { type: 'int', min: 1, max: INT32_MAX }, help: 'how often a transactional Produce v12 retries its implicit add while the previous transaction completes (Kafka\'s add.partitions.to.txn.retry.backoff.ms)' },
+  { key: 'addPartitionsToTxnRetryBackoffMaxMs', flag: 'add-partitions-to-txn-retry-backoff-max-ms', env: 'TIDELOG_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'how long those retries go on before the client is answered, at most the request\'s timeout (Kafka\'s add.partitions.to.txn.retry.backoff.max.ms)' },
   { key: 'maxOpenFiles', flag: 'max-open-files', env: 'TIDELOG_MAX_OPEN_FILES', kind: { type: 'int', min: 16, max: INT32_MAX }, help: 'most segment files kept open; the least recently used are closed and reopened on demand (not a Kafka setting)' },
   { key: 'maxMessageBytes', flag: 'max-message-bytes', env: 'TIDELOG_MAX_MESSAGE_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'largest record batch accepted' },
   { key: 'fetchMaxBytes', flag: 'fetch-max-bytes', env: 'TIDELOG_FETCH_MAX_BYTES', kind: { type: 'int', min: 0, max: INT32_MAX }, help: 'record bytes in one fetch response (at least one batch is always returned)' },

@@ -73,6 +73,8 @@ export class Connection implements PoolMember {
   private memoryMuted = false
   /** Over a client quota: read and dispatch nothing until this timer fires (KIP-219). */
   private readonly quotaMute = new MuteTimer(() => this.pump())
+  /** Requests that hold dispatch until they are answered (RequestContext.holdConnection). */
+  private holds = 0
   // What this connection holds in the pool: its partial frame, frames waiting in
   // the backlog, and frames dispatched whose handler has not finished.
   private backlogBytes = 0
@@ -234,6 +236,7 @@ export class Connection implements PoolMember {
         const frame = this.backlog[this.backlogHead]!
         const isFetch = frame.length >= 2 && frame.readInt16BE(0) === ApiKeys.Fetch
         if (
+          this.holds > 0 ||
           this.quotaMute.active ||
           this.queue.length >= this.maxInFlight ||
           this.socket.writableLength > MAX_BUFFERED_RESPONSE_BYTES ||
@@ -266,6 +269,7 @@ export class Connection implements PoolMember {
     }
     const blocked =
       this.memoryMuted ||
+      this.holds > 0 ||
       this.quotaMute.active ||
       this.backlogHead < this.backlog.length ||
       this.queue.length >= this.maxInFlight ||
@@ -342,6 +346,14 @@ export class Connection implements PoolMember {
       closeConnection: (reason) => {
         this.opts.logger.debug(`${this.peer}: ${reason}`)
         this.closing = true
+      },
+      holdConnection: (until) => {
+        this.holds++
+        const release = (): void => {
+          this.holds--
+          this.pump()
+        }
+        until.then(release, release)
       },
       mutations: slot.quota?.mutations,
     }

@@ -15,6 +15,12 @@ export interface RequestContext {
    * the error).
    */
   closeConnection(reason: string): void
+  /**
+   * Reads and dispatches nothing more on this connection until `until` settles,
+   * as Kafka mutes a channel while its request waits: a request held back must
+   * not be overtaken by the ones behind it (a producer's next batches).
+   */
+  holdConnection?(until: Promise<unknown>): void
   /** This connection's authentication (state, principal) and the broker's credentials; absent outside a server. */
   readonly security?: ConnectionSecurity
   /** The controller mutation quota CreateTopics / DeleteTopics / CreatePartitions charge (KIP-599); absent when none applies. */

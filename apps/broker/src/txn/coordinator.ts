@@ -213,6 +213,17 @@ export class TransactionCoordinator {
   }
 
   /**
+   * True while an add for `id` would be answered CONCURRENT_TRANSACTIONS
+   * because its last transaction is still completing (markers being written,
+   * an epoch being fenced): what Produce v12 waits out (KIP-890).
+   */
+  completing(id: string): boolean {
+    if (this.busy.has(id)) return true
+    const t = this.txns.get(id)
+    return t !== undefined && (isPreparing(t.state) || t.state === TxnState.PrepareEpochFence)
+  }
+
+  /**
    * The add, applied and appended to the transaction log synchronously (a
    * Produce must append its batches before its first await); await
    * `durable()` before answering.

@@ -14,6 +14,8 @@ export interface TransactionalProduce {
   errorFor(topic: string, partition: number, records: Buffer): number
   /** Resolves once any transaction-log writes of this request are as durable as the flush policy asks. */
   durable(): Promise<void> | undefined
+  /** v12 only: the implicit add would meet a transaction still completing, so the request should wait and try again. */
+  shouldRetry(): boolean
 }
 
 /**
@@ -58,6 +60,9 @@ export function transactionalProduce(broker: BrokerContext, req: ProduceRequest,
       }
       if (!verificationEnabled(broker)) return ErrorCodes.NONE
       return abortableFor(produceError(broker.txns.verify(id, producerId, producerEpoch, topic, partition)), version, 11)
+    },
+    shouldRetry() {
+      return implicit && broker.txns.completing(id)
     },
     durable() {
       if (!wrote) return undefined
