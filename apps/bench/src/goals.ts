@@ -63,5 +63,24 @@ export function checkGoals(rows: ScenarioResult[]): GoalCheck[] {
     measured: frac === undefined ? [] : [`X1.ingest: ${(frac * 100).toFixed(1)}%`],
     met: frac === undefined ? 'not measured' : frac >= 0.5,
   })
+  goals.push(...cleanerGoals(rows))
   return goals
+}
+
+/** Issue 12: the cleaner's goals are absolute (no peer has the same figure), read off the CL1 medians. */
+function cleanerGoals(rows: ScenarioResult[]): GoalCheck[] {
+  const median = (id: string, contender: string) => rows.find((r) => r.id === id)?.results[contender]?.median
+  const rate = median('CL1.rate', 'tidelog-broker')
+  const delay = median('CL1.delay', 'cleaning')
+  const ratio = rows.find((r) => r.id === 'CL1.produce')?.ratios['cleaning/alone']
+  const goal = (text: string, value: number | undefined, shown: (v: number) => string, met: (v: number) => boolean): GoalCheck => ({
+    goal: text,
+    measured: value === undefined ? [] : [shown(value)],
+    met: value === undefined ? 'not measured' : met(value),
+  })
+  return [
+    goal('log cleaner >= 100 MB/s beside appends (CL1.rate)', rate, (v) => `CL1.rate: ${v.toFixed(0)} MB/s`, (v) => v >= 100),
+    goal('event-loop delay p99 < 10 ms while the cleaner runs (CL1.delay)', delay, (v) => `CL1.delay: ${v.toFixed(1)} ms`, (v) => v < 10),
+    goal('appends while the cleaner runs >= 0.8x of alone (CL1.produce)', ratio, (v) => `CL1.produce: ${v}x`, (v) => v >= 0.8),
+  ]
 }

@@ -3,13 +3,14 @@
 // DIR/latest.json and DIR/latest.md (DIR defaults to bench-results, bench-results/quick
 // for --quick).
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Brokers } from './env/brokers.js'
 import { checkGoals } from './goals.js'
 import { SUITES, select, type Selection } from './registry.js'
 import { fmt, markdown, withReadmeSection, type Report } from './report.js'
+import { mergeRefusal, mergeReports } from './merge.js'
 import { makeRow } from './rows.js'
 import { CONTENDERS } from './scenarios/clients.js'
 import { ingestRow } from './scenarios/limits.js'
@@ -18,11 +19,12 @@ import { compare, type Timing } from './stats.js'
 import type { RunContext, ScenarioResult } from './types.js'
 
 function usage(): never {
-  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme] [--clients a,b] [--brokers tidelog,kafka]
+  console.log(`usage: npm run bench -- [suite|scenario ...] [--quick] [--out DIR] [--readme] [--merge] [--clients a,b] [--brokers tidelog,kafka]
 DIR defaults to bench-results (bench-results/quick with --quick)
 --brokers tidelog|kafka runs the client scenarios on that broker only
 --clients runs only these contenders (${CONTENDERS.join(', ')}); --quick leaves out those from the bench cache unless named
 --readme also puts the compact table into README.md's Benchmarks section
+--merge puts the rows of the named scenarios into DIR/latest.json in place of the old ones (the code measured must be the same)
 suites: ${SUITES.map((s) => `${s.name} [${s.ids.join(' ')}] (${s.description})`).join('\n        ')}`)
   process.exit(2)
 }
@@ -32,6 +34,7 @@ function parseArgs(argv: string[]) {
   let quick = false
   let out: string | undefined
   let readme = false
+  let merge = false
   let clients: Set<string> | undefined
   let brokers: Set<string> | undefined
   for (let i = 0; i < argv.length; i++) {
@@ -39,6 +42,7 @@ function parseArgs(argv: string[]) {
     if (a === '--quick') quick = true
     else if (a === '--out') out = argv[++i] ?? usage()
     else if (a === '--readme') readme = true
+    else if (a === '--merge') merge = true
     else if (a === '--brokers') brokers = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
     else if (a === '--clients') clients = new Set((argv[++i] ?? usage()).split(',').filter((c) => c !== ''))
     else if (a === '--help' || a === '-h') usage()
@@ -62,7 +66,11 @@ function parseArgs(argv: string[]) {
     usage()
   }
   // Quick runs (CI) go aside, so they never overwrite the committed results of a full run.
-  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme, clients, brokers }
+  if (merge && names.length === 0) {
+    console.error('--merge takes the suites or scenarios to measure again')
+    usage()
+  }
+  return { selection, quick, out: out ?? (quick ? 'bench-results/quick' : 'bench-results'), names, readme, merge, clients, brokers }
 }
 
 function printRow(s: ScenarioResult): void {
@@ -112,7 +120,7 @@ async function main(): Promise<void> {
   }
   const timing: Timing = args.quick ? { rounds: 3, windowMs: 60, warmupMs: 60 } : { rounds: 7, windowMs: 600, warmupMs: 500 }
   const rounds = args.quick ? 1 : 3
-  const report: Report = {
+  let report: Report = {
     date: new Date().toISOString(),
     machine: {
       cpus: cpus().length,
@@ -158,6 +166,17 @@ async function main(): Promise<void> {
   }
   report.goals = checkGoals(report.scenarios)
   report.machine.loadAverage!.end = loadavg()[0]!
+  if (args.merge) {
+    const file = join(dir, 'latest.json')
+    const base = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Report) : undefined
+    const refused = mergeRefusal(base, report)
+    if (refused !== undefined) {
+      writeFileSync(join(dir, 'partial.json'), JSON.stringify(report, null, 2) + '\n')
+      console.error(`not merged into ${file}: ${refused} (this run is in partial.json)`)
+      process.exit(2)
+    }
+    report = mergeReports(base!, report)
+  }
   const md = markdown(report)
   writeFileSync(join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n')
   writeFileSync(join(dir, 'latest.md'), md)

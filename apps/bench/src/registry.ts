@@ -1,6 +1,7 @@
 import { consume, latency, produce } from './scenarios/clients.js'
 import { memory, startup } from './scenarios/brokers.js'
 import { codec } from './scenarios/k1-codec.js'
+import { cleaner } from './scenarios/cleaner.js'
 import { limits } from './scenarios/limits.js'
 import { streams } from './scenarios/streams.js'
 import { quotas } from './scenarios/quotas.js'
@@ -9,7 +10,7 @@ import { transactions } from './scenarios/transactions.js'
 import type { Suite } from './types.js'
 
 /** Every suite, in the order a full run takes them: brokers are measured idle before any load. */
-export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency, transactions, streams, scale, quotas]
+export const SUITES: Suite[] = [codec, limits, startup, memory, produce, consume, latency, transactions, streams, scale, quotas, cleaner]
 
 /** Other names the issues and READMEs use for suites (`npm run bench -- producer`). */
 const ALIASES: Record<string, string> = { producer: 'produce', consumer: 'consume', txn: 'transactions', 'kafka-streams': 'streams' }

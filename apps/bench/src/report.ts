@@ -1,3 +1,4 @@
+import type { MergeRecord } from './merge.js'
 import type { GoalCheck } from './goals.js'
 import type { Provenance } from './provenance.js'
 import { FAILED } from './rows.js'
@@ -15,6 +16,8 @@ export interface Report {
   goals: GoalCheck[]
   /** Suites that threw: the run goes on without them and says so (a long run is not lost to one). */
   failedSuites?: Array<{ suite: string; error: string }>
+  /** Later runs (--merge) whose rows replaced or joined this run's. */
+  merged?: MergeRecord[]
 }
 
 export const fmt = (n: number) =>
@@ -55,6 +58,10 @@ export function markdown(r: Report, options: { compact?: boolean; level?: number
             Object.entries(r.provenance.peers).map(([k, v]) => `${k} ${v}`).join(', ') +
             '. Which Node runs each client is in the notes of its rows.',
         ]),
+    ...(r.merged ?? []).flatMap((m) => [
+      '',
+      `Measured again by \`${m.command}\` at ${m.date} (commit ${m.commit.slice(0, 12)}, the same code measured; load average ${m.loadAverage.start.toFixed(1)} at the start and ${m.loadAverage.end.toFixed(1)} at the end), replacing or adding: ${m.ids.join(', ')}.`,
+    ]),
     '',
     `Method: contenders interleaved (A B, then B A), warm-up never counted; median (min-max) over the rounds. ` +
       `Codec (K1): ${t.rounds} rounds of ${t.windowMs} ms after a ${t.warmupMs} ms warm-up. ` +
@@ -113,7 +120,7 @@ export function withReadmeSection(readme: string, r: Report): string {
     '`npm run bench` runs every scenario and writes bench-results/latest.json and latest.md. ' +
     '`npm run bench -- P1` (or a suite: `codec`, `produce`, `scale`, ...) runs one, and `npm run bench -- --quick` is the short run CI does. ' +
     '`--clients a,b` and `--brokers tidelog|kafka` narrow a run. ' +
-    'Add `--readme` to refresh this section. ' +
+    'Add `--readme` to refresh this section, and `--merge` to measure the named scenarios again into the last full report (refused when the code measured has changed since). ' +
     '`BENCH_CPU_PROF=DIR` runs every client process under `node --cpu-prof`; `node --import tsx apps/bench/src/top.ts DIR/*.cpuprofile` lists the hot spots.\n\nThe peers are kafkajs, @platformatic/kafka 1.x on Node 20 and 2.x on Node 22, @confluentinc/kafka-javascript (librdkafka) and the Java client. ' +
     'Node 22, @platformatic/kafka 2.x and confluent are installed into the bench\'s cache on first use (confluent is built from its package, which takes minutes). ' +
     'tidelog runs on both Node 20 and Node 22 (`tidelog-node22`). ' +
@@ -122,7 +129,8 @@ export function withReadmeSection(readme: string, r: Report): string {
     'A contender that failed a round shows as failed. ' +
     'Every report names the commit, the peer versions and the load average. ' +
     'The `scale` suite (B1-B6: partitions, idle connections, 4 producers, large records, latency at a fixed rate, a consumer that does not read) raises `ulimit -n` itself. ' +
-    '`quotas` (Q1) runs our producer over a 1 MB/s client-id `producer_byte_rate` on both brokers and reports the achieved rate over the quota.\n\n'
+    '`quotas` (Q1) runs our producer over a 1 MB/s client-id `producer_byte_rate` on both brokers and reports the achieved rate over the quota. ' +
+    '`cleaner` (CL1) cleans 100 MiB dirty logs while the same event loop appends, and reports the cleaning rate, the event-loop delay and the appends against the same appends alone.\n\n'
   const body = how + markdown(r, { compact: true, level: 2 })
   return `${readme.slice(0, a + README_START.length)}\n${body}${readme.slice(b)}`
 }
