@@ -153,10 +153,21 @@ export class Brokers {
 }
 
 /** Creates a topic of PARTITIONS partitions with the tidelog Admin (on either broker). */
+/**
+ * Apache Kafka's controller refuses one operation of more than 10,000 metadata records
+ * (QuorumController's MAX_RECORDS_PER_USER_OP: "Unable to perform excessively large batch
+ * operation"), and a topic counts one record plus one per partition. So a topic of more
+ * partitions than this is created at this size and grown with CreatePartitions, on both brokers.
+ */
+const PARTITIONS_PER_OPERATION = 5000
+
 export async function createTopic(b: BrokerHandle, name: string, partitions = PARTITIONS): Promise<void> {
   const admin = new Admin({ brokers: [b.bootstrap], clientId: 'tidelog-bench-admin' })
   try {
-    await admin.createTopics([{ name, partitions, replicationFactor: 1 }])
+    await admin.createTopics([{ name, partitions: Math.min(partitions, PARTITIONS_PER_OPERATION), replicationFactor: 1 }])
+    for (let n = PARTITIONS_PER_OPERATION; n < partitions; n += PARTITIONS_PER_OPERATION) {
+      await admin.createPartitions([{ topic: name, count: Math.min(partitions, n + PARTITIONS_PER_OPERATION) }])
+    }
   } finally {
     await admin.close()
   }
